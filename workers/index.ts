@@ -1,3 +1,3 @@
-// Piscina entry: every named export is a task (see src/compute/worker-pool.ts).
+// Piscina tasks: every named export here is a task (see workers/dispatch.ts).
 // Each engine keeps a thin adapter in workers/<engine>.ts; re-export it here.
-export {};
+export { ping } from './ping.js';

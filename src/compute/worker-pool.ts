@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { serviceBusy } from '../errors/app-error.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
 /**
  * The Piscina pool for CPU-heavy JavaScript (templating, DOCX building, PDF signing).
- * Tasks are the named exports of workers/index; under tsx/vitest the TypeScript entry is
- * loaded through tsx, in production the compiled one from dist/.
+ * Tasks are the named exports of workers/index, called through workers/dispatch; under
+ * tsx/vitest the TypeScript sources are loaded through tsx, in production the compiled dist/.
  */
 export interface WorkerPoolOptions {
   threads: number;
@@ -17,21 +18,17 @@ export interface TaskRunner {
   run<I, O>(task: string, input: I, transferList?: ArrayBuffer[]): Promise<O>;
 }
 
-function workerEntry(): { filename: string; execArgv: string[] } {
-  const compiled = fileURLToPath(new URL('../../workers/index.js', import.meta.url));
-  if (existsSync(compiled)) return { filename: compiled, execArgv: [] };
-  const source = fileURLToPath(new URL('../../workers/index.ts', import.meta.url));
-  return { filename: source, execArgv: ['--import', 'tsx'] };
+function workerEntry(): string {
+  const compiled = fileURLToPath(new URL('../../workers/dispatch.js', import.meta.url));
+  return existsSync(compiled) ? compiled : fileURLToPath(new URL('../../workers/dev-dispatch.mjs', import.meta.url));
 }
 
 export class WorkerPool implements TaskRunner {
   private readonly piscina: Piscina;
 
   constructor(options: WorkerPoolOptions) {
-    const entry = workerEntry();
     this.piscina = new Piscina({
-      filename: entry.filename,
-      execArgv: entry.execArgv,
+      filename: workerEntry(),
       minThreads: 1,
       maxThreads: options.threads,
       maxQueue: options.maxQueue,
@@ -40,7 +37,15 @@ export class WorkerPool implements TaskRunner {
   }
 
   async run<I, O>(task: string, input: I, transferList?: ArrayBuffer[]): Promise<O> {
-    const envelope = (await this.piscina.run(input, { name: task, transferList })) as TaskEnvelope<O>;
+    let envelope: TaskEnvelope<O>;
+    try {
+      envelope = (await this.piscina.run({ task, input }, { transferList })) as TaskEnvelope<O>;
+    } catch (err) {
+      if (err instanceof Error && /queue is at limit/i.test(err.message)) {
+        throw serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2);
+      }
+      throw err;
+    }
     return unwrapEnvelope(envelope);
   }
 

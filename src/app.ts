@@ -1,0 +1,77 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import { installAuth } from './http/auth.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { installLimits } from './http/limits.js';
+import { loggerOptions } from './http/logging.js';
+import { installMetrics } from './http/metrics.js';
+import { ProblemSchema } from './http/problem.js';
+import { requestIdFrom } from './http/request-id.js';
+import { openApiOptions } from './http/openapi.js';
+import { rememberUploadedFile } from './http/multipart.js';
+import metricsRoutes from './routes/metrics.js';
+import authRoutes from './routes/v1/auth.js';
+import healthRoutes from './routes/v1/health.js';
+import { createServices, describeSetup, type ServiceOverrides, type Services } from './services.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+export interface BuildOptions extends ServiceOverrides {
+  /** Pass false to silence logs (tests), or a pino options object. */
+  logger?: boolean | object;
+}
+
+/** Assembles the service: external plugins, our hooks, routes, and the one error handler. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === undefined ? loggerOptions(config.logLevel) : options.logger,
+    genReqId: requestIdFrom,
+    trustProxy: config.trustProxy,
+    bodyLimit: config.limits.maxJsonBytes,
+    requestTimeout: config.limits.requestTimeoutMs,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array' } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const services = createServices(config, app.log, options);
+  app.decorate('services', services);
+  app.addHook('onClose', () => services.close());
+  describeSetup(services, app.log);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  installErrorHandling(app);
+  installMetrics(app, services.metrics);
+  installAuth(app, services.store, config.pepper);
+  installLimits(app, services.store, config.limits);
+
+  app.addSchema(ProblemSchema);
+  await app.register(swagger, openApiOptions(services.version));
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true, displayRequestDuration: true } });
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    onFile: rememberUploadedFile,
+    limits: { fileSize: config.limits.maxFileBytes, files: 10, fields: 40, fieldSize: config.limits.maxJsonBytes, parts: 60 },
+    throwFileSizeLimit: true,
+  });
+
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  await app.register(metricsRoutes(services));
+  await app.register(
+    async (v1) => {
+      await v1.register(healthRoutes(services));
+      await v1.register(authRoutes(services));
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

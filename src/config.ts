@@ -1,0 +1,155 @@
+import os from 'node:os';
+
+/**
+ * Every setting comes from the environment, is parsed and checked once here, and start-up
+ * stops with a message naming the variable when one is wrong. The README's table lists them.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  logLevel: string;
+  publicUrl?: string;
+  redisUrl?: string;
+  smtpUrl?: string;
+  mailFrom: string;
+  /** Secret mixed into the hashes of verification codes and API keys. */
+  pepper: string;
+  pepperIsDefault: boolean;
+  trustProxy: boolean;
+  dataDir: string;
+  auth: {
+    codeTtlSeconds: number;
+    codeMaxAttempts: number;
+    registerPerEmailPerHour: number;
+    registerPerIpPerHour: number;
+  };
+  limits: {
+    rateLimitPerWindow: number;
+    rateLimitWindowSeconds: number;
+    concurrencyPerKey: number;
+    maxFileBytes: number;
+    maxJsonBytes: number;
+    requestTimeoutMs: number;
+  };
+  workers: { threads: number; maxQueue: number };
+  office: {
+    enabled: boolean;
+    poolSize: number;
+    maxQueue: number;
+    convertTimeoutMs: number;
+    maxJobsPerProcess: number;
+    maxRssBytes: number;
+  };
+  urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number };
+  signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const DEV_PEPPER = 'docproc-development-pepper-change-me';
+
+function readInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw.replace(/\/\/[^@]*@/, '//***@')}"`);
+  }
+  if (!protocols.includes(url.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}`);
+  return raw;
+}
+
+function readOneOf(env: Env, name: string, allowed: string[], fallback: string): string {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!allowed.includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const cpus = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  const pepper = env.API_KEY_PEPPER ?? '';
+  if (pepper && pepper.length < 16) throw new ConfigError('API_KEY_PEPPER', 'must be at least 16 characters');
+  const mailFrom = env.MAIL_FROM?.trim() || 'docproc <no-reply@docproc.local>';
+  if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must contain an e-mail address');
+
+  return {
+    port: readInt(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST?.trim() || '0.0.0.0',
+    logLevel: readOneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    publicUrl: readUrl(env, 'PUBLIC_URL', ['http:', 'https:']),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom,
+    pepper: pepper || DEV_PEPPER,
+    pepperIsDefault: !pepper,
+    trustProxy: readBool(env, 'TRUST_PROXY', false),
+    dataDir: env.DATA_DIR?.trim() || '.data',
+    auth: {
+      codeTtlSeconds: readInt(env, 'CODE_TTL_SECONDS', 15 * 60, 30, 24 * 3600),
+      codeMaxAttempts: readInt(env, 'CODE_MAX_ATTEMPTS', 5, 1, 100),
+      registerPerEmailPerHour: readInt(env, 'REGISTER_PER_EMAIL_PER_HOUR', 5, 1, 10_000),
+      registerPerIpPerHour: readInt(env, 'REGISTER_PER_IP_PER_HOUR', 30, 1, 100_000),
+    },
+    limits: {
+      rateLimitPerWindow: readInt(env, 'RATE_LIMIT_MAX', 120, 1, 1_000_000),
+      rateLimitWindowSeconds: readInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+      concurrencyPerKey: readInt(env, 'CONCURRENCY_PER_KEY', 10, 1, 10_000),
+      maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 25 * 1024 * 1024, 1024),
+      maxJsonBytes: readInt(env, 'MAX_JSON_BYTES', 40 * 1024 * 1024, 1024),
+      requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000),
+    },
+    workers: {
+      threads: readInt(env, 'WORKER_THREADS', cpus, 1, 256),
+      maxQueue: readInt(env, 'WORKER_MAX_QUEUE', 64, 1, 100_000),
+    },
+    office: {
+      enabled: readBool(env, 'OFFICE_ENABLED', true),
+      poolSize: readInt(env, 'OFFICE_POOL_SIZE', cpus, 1, 64),
+      maxQueue: readInt(env, 'OFFICE_MAX_QUEUE', 32, 0, 10_000),
+      convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),
+      maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 200, 1),
+      maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 64) * 1024 * 1024,
+    },
+    urlInputs: {
+      allowed: readBool(env, 'ALLOW_URL_INPUTS', false),
+      allowHttp: readBool(env, 'ALLOW_HTTP_URL_INPUTS', false),
+      maxBytes: readInt(env, 'URL_INPUT_MAX_BYTES', 25 * 1024 * 1024, 1024),
+      timeoutMs: readInt(env, 'URL_INPUT_TIMEOUT_MS', 10_000, 100),
+    },
+    signing: {
+      p12: env.SIGNING_P12?.trim() || undefined,
+      p12Password: env.SIGNING_P12_PASSWORD ?? '',
+      tsaUrl: readUrl(env, 'TSA_URL', ['http:', 'https:']),
+      trustRootsFile: env.TRUST_ROOTS?.trim() || undefined,
+    },
+    shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 30_000, 0),
+  };
+}

@@ -1,0 +1,86 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ErrorCode, type ErrorDetail } from '../errors/app-error.js';
+import { StoreUnavailableError } from '../store/store.js';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from './problem.js';
+
+/** Fastify's own errors that are the caller's fault, mapped to our codes and messages. */
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: ErrorCode; message?: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'This content type is not accepted here; see the operation in /docs for the accepted ones.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.VALIDATION_ERROR },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'The JSON body is empty.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'The request body is larger than the service accepts.' },
+  FST_REQ_FILE_TOO_LARGE: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'The uploaded file is larger than the service accepts (MAX_FILE_BYTES).' },
+  FST_FILES_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many files in the multipart request.' },
+  FST_FIELDS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many fields in the multipart request.' },
+  FST_PARTS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many parts in the multipart request.' },
+  FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Send the request as multipart/form-data.' },
+  FST_MULTIPART_INVALID_CONTENT_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE },
+  FST_PROTO_VIOLATION: { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'The body contains a forbidden property name.' },
+  FST_ERR_VALIDATION: { status: 400, code: ErrorCode.VALIDATION_ERROR },
+};
+
+function validationDetails(err: FastifyError): ErrorDetail[] {
+  const where = err.validationContext ?? 'request';
+  return (err.validation ?? []).map((v) => {
+    const missing = (v.params as { missingProperty?: string })?.missingProperty;
+    const extra = (v.params as { additionalProperty?: string })?.additionalProperty;
+    const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const field = [where, path, missing ?? extra].filter(Boolean).join('.');
+    const issue = extra ? `unknown property "${extra}"` : (v.message ?? 'is invalid');
+    return { field, issue };
+  });
+}
+
+function toAppError(err: FastifyError | Error): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof StoreUnavailableError) {
+    return new AppError(503, ErrorCode.STORE_UNAVAILABLE, 'The service cannot reach its key store right now; try again shortly.', { headers: { 'retry-after': '5' } });
+  }
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const details = validationDetails(fe);
+    const summary = details.map((d) => `${d.field} ${d.issue}`).join('; ');
+    return new AppError(400, ErrorCode.VALIDATION_ERROR, `The request is invalid: ${summary}.`, { details });
+  }
+  if (err instanceof SyntaxError && fe.statusCode === 400) {
+    return new AppError(400, ErrorCode.VALIDATION_ERROR, 'The body is not valid JSON.');
+  }
+  const known = fe.code ? FRAMEWORK_ERRORS[fe.code] : undefined;
+  if (known) return new AppError(known.status, known.code, known.message ?? fe.message);
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new AppError(fe.statusCode, ErrorCode.VALIDATION_ERROR, fe.message);
+  }
+  return new AppError(500, ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged with the request id.');
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError) {
+  if (error.headers) reply.headers(error.headers);
+  if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="docproc"');
+  return reply
+    .code(error.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(
+      buildProblem({
+        status: error.status,
+        code: error.code,
+        detail: error.message,
+        instance: request.url.split('?')[0],
+        requestId: String(request.id),
+        details: error.details,
+        extensions: error.extensions,
+      }),
+    );
+}
+
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: appError.code, status: appError.status }, appError.message);
+    return sendProblem(request, reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new AppError(404, ErrorCode.NOT_FOUND, `No operation at ${request.method} ${request.url.split('?')[0]}; see /docs.`)),
+  );
+}

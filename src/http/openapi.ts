@@ -1,0 +1,30 @@
+import type { SwaggerOptions } from '@fastify/swagger';
+
+export function openApiOptions(version: string): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'docproc',
+        version,
+        description:
+          'Stateless document processing: convert (DOCX→PDF, Markdown/HTML→DOCX/PDF), annotate DOCX templates, sign and verify. ' +
+          'Nothing you send is stored. Get an API key with GET /v1/auth/register then GET /v1/auth/verify, and send it as `Authorization: Bearer <key>`. ' +
+          'Every error is application/problem+json (RFC 9457) with a stable `code`.',
+      },
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'Health', description: 'Liveness and readiness' },
+        { name: 'Account', description: 'E-mail verification and API keys' },
+        { name: 'Operations', description: 'Metrics' },
+      ],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key from /v1/auth/verify (starts with dps_)' } },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  };
+}

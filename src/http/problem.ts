@@ -1,0 +1,67 @@
+import { STATUS_CODES } from 'node:http';
+import { Type, type Static } from '@sinclair/typebox';
+import type { ErrorDetail } from '../errors/app-error.js';
+
+/**
+ * The one error format (RFC 9457 problem+json), with `code`, `requestId` and `details`, plus
+ * `error` (reason phrase) and `message` (= detail) so clients of the SuperDoc API read it too.
+ */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'URI naming the kind of problem', examples: ['urn:docproc:problem:validation-error'] }),
+    title: Type.String({ description: 'Short summary of the kind of problem' }),
+    status: Type.Integer({ description: 'HTTP status code', examples: [400] }),
+    detail: Type.String({ description: 'What went wrong for this request and what to do about it' }),
+    instance: Type.String({ description: 'The request path' }),
+    code: Type.String({ description: 'Stable machine-readable error code', examples: ['VALIDATION_ERROR'] }),
+    requestId: Type.String({ description: 'Request id, also in the X-Request-Id header' }),
+    error: Type.String({ description: 'HTTP reason phrase (SuperDoc compatibility)' }),
+    message: Type.String({ description: 'Same as detail (SuperDoc compatibility)' }),
+    details: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }), { description: 'Per-field problems, for validation errors' }),
+    ),
+  },
+  { $id: 'Problem', title: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details' },
+);
+
+export type Problem = Static<typeof ProblemSchema> & Record<string, unknown>;
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+const kebab = (code: string) => code.toLowerCase().replace(/_/g, '-');
+
+export function buildProblem(input: {
+  status: number;
+  code: string;
+  detail: string;
+  instance: string;
+  requestId: string;
+  details?: ErrorDetail[];
+  extensions?: Record<string, unknown>;
+}): Problem {
+  const reason = STATUS_CODES[input.status] ?? 'Error';
+  return {
+    ...input.extensions,
+    type: `urn:docproc:problem:${kebab(input.code)}`,
+    title: reason,
+    status: input.status,
+    detail: input.detail,
+    instance: input.instance,
+    code: input.code,
+    requestId: input.requestId,
+    error: reason,
+    message: input.detail,
+    ...(input.details && input.details.length > 0 ? { details: input.details } : {}),
+  };
+}
+
+/** Response schema entries for the given error statuses, all pointing at the one Problem schema. */
+export function problemResponses(...statuses: number[]) {
+  const ref = Type.Ref('Problem');
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { description: STATUS_CODES[status] ?? 'Error', content: { [PROBLEM_CONTENT_TYPE]: { schema: ref } } },
+    ]),
+  ) as Record<number, { description: string; content: Record<string, { schema: typeof ref }> }>;
+}

@@ -1,0 +1,79 @@
+import { createRequire } from 'node:module';
+import type { FastifyBaseLogger } from 'fastify';
+import { AccountService } from './accounts/account-service.js';
+import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
+import { WorkerPool } from './compute/worker-pool.js';
+import type { Config } from './config.js';
+import { Metrics } from './http/metrics.js';
+import type { DependencyCheck } from './routes/v1/health.js';
+import { createStore, type Store } from './store/index.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+/**
+ * Everything long-lived the routes call: built once at start-up, closed once at shutdown.
+ * Routes depend on these, never on Redis, Piscina or LibreOffice directly.
+ */
+export interface Services {
+  config: Config;
+  version: string;
+  startTime: Date;
+  store: Store;
+  mailer: Mailer;
+  accounts: AccountService;
+  metrics: Metrics;
+  workers: WorkerPool;
+  readiness(): Promise<Record<string, DependencyCheck>>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  store?: Store;
+  mailer?: Mailer;
+}
+
+async function checkStore(store: Store): Promise<DependencyCheck> {
+  const started = Date.now();
+  try {
+    await store.ping();
+    return { status: 'up', stats: { kind: store.kind, latencyMs: Date.now() - started } };
+  } catch {
+    return { status: 'down', detail: 'the key store does not answer', stats: { kind: store.kind } };
+  }
+}
+
+export function createServices(config: Config, log: FastifyBaseLogger, overrides: ServiceOverrides = {}): Services {
+  const store = overrides.store ?? createStore(config);
+  const mailer = overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new LogMailer(log));
+  const accounts = new AccountService(store, mailer, { pepper: config.pepper, ...config.auth });
+  const workers = new WorkerPool(config.workers);
+  const metrics = new Metrics();
+
+  return {
+    config,
+    version,
+    startTime: new Date(),
+    store,
+    mailer,
+    accounts,
+    metrics,
+    workers,
+    async readiness() {
+      const stats = workers.stats;
+      return {
+        store: await checkStore(store),
+        workers: { status: stats.threads > 0 ? 'up' : 'down', stats: { threads: stats.threads, queued: stats.queued } },
+      };
+    },
+    async close() {
+      await Promise.allSettled([workers.close(), store.close(), mailer.close()]);
+    },
+  };
+}
+
+export function describeSetup(services: Services, log: FastifyBaseLogger) {
+  const { config } = services;
+  if (services.store.kind === 'memory') log.warn('REDIS_URL not set: keys and codes live in this process only (one instance, lost on restart)');
+  if (services.mailer.kind === 'log') log.warn('SMTP_URL not set: verification mails are written to this log (dev outbox)');
+  if (config.pepperIsDefault) log.warn('API_KEY_PEPPER not set: using the development pepper; set a secret in production');
+}
