@@ -45,6 +45,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', services);
   app.addHook('onClose', () => services.close());
   describeSetup(services, app.log);
+  if (!(await services.store.connected())) app.log.error('the key store is not reachable yet; protected routes answer 503 until it is');
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -113,7 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readBool(env, 'TRUST_PROXY', false),
     dataDir: env.DATA_DIR?.trim() || '.data',
     auth: {
-      codeTtlSeconds: readInt(env, 'CODE_TTL_SECONDS', 15 * 60, 30, 24 * 3600),
+      codeTtlSeconds: readInt(env, 'CODE_TTL_SECONDS', 15 * 60, 1, 24 * 3600),
       codeMaxAttempts: readInt(env, 'CODE_MAX_ATTEMPTS', 5, 1, 100),
       registerPerEmailPerHour: readInt(env, 'REGISTER_PER_EMAIL_PER_HOUR', 5, 1, 10_000),
       registerPerIpPerHour: readInt(env, 'REGISTER_PER_IP_PER_HOUR', 30, 1, 100_000),

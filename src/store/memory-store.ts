@@ -86,6 +86,10 @@ export class MemoryStore implements Store {
 
   async ping(): Promise<void> {}
 
+  async connected(): Promise<boolean> {
+    return true;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
   }

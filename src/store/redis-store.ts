@@ -51,6 +51,21 @@ export class RedisStore implements Store {
     this.redis.on('error', () => {});
   }
 
+  /** Resolves once connected (or after `timeoutMs`, leaving readiness to report the outage). */
+  async connected(timeoutMs = 3000): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.redis.on('ready', onReady);
+    });
+  }
+
   private async call<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();

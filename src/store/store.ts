@@ -34,6 +34,8 @@ export interface Store {
   acquireSlot(bucket: string, limit: number, ttlSeconds: number): Promise<boolean>;
   releaseSlot(bucket: string): Promise<void>;
   ping(): Promise<void>;
+  /** Waits for the first connection; false when it did not come in time. */
+  connected(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 /**
  * Integration tests talk to a real Redis: REDIS_URL when it answers, otherwise a
  * redis-server started here on a free loopback port (and stopped at the end).
- * Tests read the address from process.env.TEST_REDIS_URL.
+ * Tests read the address with inject('redisUrl').
  */
 let redis: ChildProcess | undefined;
 let redisDir: string | undefined;
@@ -44,19 +44,25 @@ export async function startRedisServer(): Promise<{ url: string; port: number; c
   throw new Error('redis-server did not start (is it installed? .ci/run installs it)');
 }
 
-export async function setup() {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+export async function setup(project: { provide: (key: 'redisUrl', value: string) => void }) {
   const given = process.env.REDIS_URL;
   if (given) {
     const u = new URL(given);
     if (await ping(Number(u.port || 6379), u.hostname)) {
-      process.env.TEST_REDIS_URL = given;
+      project.provide('redisUrl', given);
       return;
     }
   }
   const started = await startRedisServer();
   redis = started.child;
   redisDir = started.dir;
-  process.env.TEST_REDIS_URL = started.url;
+  project.provide('redisUrl', started.url);
 }
 
 export async function teardown() {

@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { startRedisServer } from '../../support/global-setup.js';
+import { SmtpPeer } from '../../support/smtp-peer.js';
+import { buildTestApp, uniqueEmail, type TestApp } from '../../support/test-app.js';
+
+const redisUrl = inject('redisUrl');
+let smtp: SmtpPeer;
+let smtpUrl: string;
+let a: TestApp;
+let b: TestApp;
+
+async function register(app: FastifyInstance, email: string, ip = '127.0.0.1') {
+  return app.inject({ url: `/v1/auth/register?email=${encodeURIComponent(email)}`, remoteAddress: ip });
+}
+
+async function verify(app: FastifyInstance, email: string, code: string) {
+  return app.inject({ url: `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${code}` });
+}
+
+async function mintKey(app: FastifyInstance, email = uniqueEmail()): Promise<string> {
+  expect((await register(app, email)).statusCode).toBe(200);
+  const res = await verify(app, email, await smtp.codeFor(email));
+  expect(res.statusCode).toBe(200);
+  return res.json() as string;
+}
+
+const authed = (key: string) => ({ authorization: `Bearer ${key}` });
+
+beforeAll(async () => {
+  smtp = new SmtpPeer();
+  smtpUrl = await smtp.start();
+  const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '1000' };
+  a = await buildTestApp(env);
+  b = await buildTestApp(env);
+});
+
+afterAll(async () => {
+  await a?.app.close();
+  await b?.app.close();
+  await smtp?.stop();
+});
+
+describe('registration and keys over real Redis and SMTP', () => {
+  it('mails a code, trades it for a key once, and the key opens protected routes', async () => {
+    const email = uniqueEmail('flow');
+    const reg = await register(a.app, email);
+    expect(reg.statusCode).toBe(200);
+    expect(reg.headers['content-type']).toMatch(/^application\/json/);
+    expect(reg.json()).toBe('Check your email for verification code.');
+
+    const code = await smtp.codeFor(email);
+    expect(code).toMatch(/^\d{6}$/);
+    const res = await verify(a.app, email, code);
+    expect(res.statusCode).toBe(200);
+    const key = res.json() as string;
+    expect(key).toMatch(/^dps_[0-9A-Za-z]{38}$/);
+
+    const metrics = await a.app.inject({ url: '/metrics', headers: authed(key) });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toContain('docproc_http_requests_total');
+
+    // Single use: the same code again is refused.
+    const again = await verify(a.app, email, code);
+    expect(again.statusCode).toBe(401);
+    expect(again.json()).toMatchObject({ code: 'INVALID_CODE', status: 401 });
+
+    // Neither the code nor the key ever reaches the log.
+    const log = a.logs.join('');
+    expect(log).not.toContain(code);
+    expect(log).not.toContain(key);
+    expect(log).toContain('/v1/auth/verify?[redacted]');
+  });
+
+  it('gives a key minted on one instance to every instance sharing the Redis', async () => {
+    const key = await mintKey(a.app);
+    expect((await b.app.inject({ url: '/metrics', headers: authed(key) })).statusCode).toBe(200);
+  });
+
+  it('burns a code after five wrong tries: the sixth fails even with the right code', async () => {
+    const email = uniqueEmail('burn');
+    await register(a.app, email);
+    const code = await smtp.codeFor(email);
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong)).statusCode).toBe(401);
+    const sixth = await verify(a.app, email, code);
+    expect(sixth.statusCode).toBe(401);
+    expect(sixth.json().code).toBe('INVALID_CODE');
+  });
+
+  it('lets only one of two racing verifications with one code mint a key', async () => {
+    const email = uniqueEmail('race');
+    await register(a.app, email);
+    const code = await smtp.codeFor(email);
+    const results = await Promise.all([verify(a.app, email, code), verify(b.app, email, code), verify(a.app, email, code)]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 401, 401]);
+  });
+
+  it('refuses an expired code', async () => {
+    const short = await buildTestApp({ REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', CODE_TTL_SECONDS: '1' });
+    try {
+      const email = uniqueEmail('expired');
+      await register(short.app, email);
+      const code = await smtp.codeFor(email);
+      await new Promise((r) => setTimeout(r, 1300));
+      const res = await verify(short.app, email, code);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().detail).toMatch(/expired/);
+    } finally {
+      await short.app.close();
+    }
+  });
+
+  it('rejects bad e-mail addresses and codes with a validation problem', async () => {
+    const res = await a.app.inject({ url: '/v1/auth/register?email=not-an-address' });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, error: 'Bad Request', details: [{ field: 'querystring.email' }] });
+    const badCode = await a.app.inject({ url: '/v1/auth/verify?email=a@example.com&code=12ab' });
+    expect(badCode.statusCode).toBe(400);
+  });
+
+  it('answers 401 with WWW-Authenticate for missing, malformed, mistyped and unknown keys', async () => {
+    const key = await mintKey(a.app);
+    const mistyped = key.slice(0, 10) + (key[10] === 'a' ? 'b' : 'a') + key.slice(11);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{}, /Missing API key/],
+      [{ authorization: 'Basic abc' }, /Malformed Authorization/],
+      [{ authorization: 'Bearer sk_live_123' }, /Malformed API key/],
+      [authed(mistyped), /checksum/],
+      [authed(`dps_${'A'.repeat(32)}${key.slice(-6)}`), /checksum|Unknown/],
+    ];
+    for (const [headers, detail] of cases) {
+      const res = await a.app.inject({ url: '/metrics', headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(res.json()).toMatchObject({ code: 'AUTHENTICATION_ERROR' });
+      expect(res.json().detail).toMatch(detail);
+    }
+  });
+
+  it('echoes a given X-Request-Id and makes one otherwise', async () => {
+    const given = await a.app.inject({ url: '/v1/health', headers: { 'x-request-id': 'lb-1234' } });
+    expect(given.headers['x-request-id']).toBe('lb-1234');
+    const made = await a.app.inject({ url: '/v1/nothing-here' });
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(made.json()).toMatchObject({ status: 404, code: 'NOT_FOUND', requestId: made.headers['x-request-id'] });
+  });
+});
+
+describe('rate and concurrency limits shared through Redis', () => {
+  it('counts requests across two instances and answers 429 with the limit headers', async () => {
+    const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_SECONDS: '60' };
+    const one = await buildTestApp(env);
+    const two = await buildTestApp(env);
+    try {
+      const key = await mintKey(one.app);
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 5; i++) {
+        last = await (i % 2 ? two : one).app.inject({ url: '/metrics', headers: authed(key) });
+        statuses.push(last.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+      expect(last!.headers['x-ratelimit-limit']).toBe('4');
+      expect(last!.headers['x-ratelimit-remaining']).toBe('0');
+      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(last!.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+      expect(last!.json()).toMatchObject({ code: 'RATE_LIMIT_ERROR', status: 429 });
+    } finally {
+      await one.app.close();
+      await two.app.close();
+    }
+  });
+
+  it('limits registration per e-mail address', async () => {
+    const email = uniqueEmail('spam');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await register(a.app, email, '10.0.0.9')).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+});
+
+describe('store outage', () => {
+  it('answers 503 (never 500 or a hang) when Redis goes away, and readiness says so', async () => {
+    const own = await startRedisServer();
+    const t = await buildTestApp({ REDIS_URL: own.url, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789' });
+    try {
+      const key = await mintKey(t.app);
+      expect((await t.app.inject({ url: '/v1/health/ready' })).statusCode).toBe(200);
+      own.child.kill('SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      const res = await t.app.inject({ url: '/metrics', headers: authed(key) });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect((await register(t.app, uniqueEmail('down'))).statusCode).toBe(503);
+      const ready = await t.app.inject({ url: '/v1/health/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.store.status).toBe('down');
+      expect((await t.app.inject({ url: '/v1/health' })).statusCode).toBe(200);
+    } finally {
+      await t.app.close();
+      own.child.kill('SIGKILL');
+      const { rmSync } = await import('node:fs');
+      rmSync(own.dir, { recursive: true, force: true });
+    }
+  });
+});

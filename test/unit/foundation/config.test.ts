@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config.js';
+
+describe('configuration from the environment', () => {
+  it('has embedded defaults that need no Redis or SMTP', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.smtpUrl).toBeUndefined();
+    expect(config.limits.maxFileBytes).toBe(25 * 1024 * 1024);
+    expect(config.office.convertTimeoutMs).toBe(60_000);
+    expect(config.pepperIsDefault).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'abc', /PORT must be a whole number/],
+    ['PORT', '70000', /PORT must be between/],
+    ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
+    ['SMTP_URL', '::::', /SMTP_URL must be a URL/],
+    ['API_KEY_PEPPER', 'short', /API_KEY_PEPPER must be at least 16/],
+    ['ALLOW_URL_INPUTS', 'maybe', /ALLOW_URL_INPUTS must be true or false/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+  ])('names the bad variable %s=%s', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+});
