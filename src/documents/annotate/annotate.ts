@@ -1,0 +1,181 @@
+import Docxtemplater from 'docxtemplater';
+import PizZip from 'pizzip';
+import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
+import { assertDocx } from '../../inputs/zip.js';
+import { fillContentControls } from './content-controls.js';
+import { pageTextWidthTwips } from './drawing.js';
+import { rootIdentifier, safeExpressionParser } from './expressions.js';
+import { prepareFields, type PreparedField } from './fields.js';
+import { createImageModule, IMAGE_MODULE_NAME } from './image-module.js';
+import { MediaRegistry } from './media.js';
+import { assertRowShapes } from './sdt-table.js';
+import { isTemplateError, templateInvalid } from './template-errors.js';
+import type { AnnotateInput, AnnotateResult } from './types.js';
+import { PreparedVisual } from './visuals.js';
+
+/** Parts that hold document text: body, headers, footers, foot/endnotes (text boxes are inside them). */
+const STORY_PART = /^word\/(document\d*|header\d+|footer\d+|footnotes|endnotes)\.xml$/;
+
+type CompiledPart = { type: string; value: string; module?: string; tag?: string; position?: string; subparsed?: CompiledPart[] };
+
+function walkParts(parts: CompiledPart[], visit: (part: CompiledPart) => void): void {
+  for (const part of parts) {
+    visit(part);
+    if (part.subparsed) walkParts(part.subparsed, visit);
+  }
+}
+
+function compiledParts(doc: Docxtemplater): CompiledPart[][] {
+  const compiled = (doc as unknown as { compiled: Record<string, { postparsed?: CompiledPart[] }> }).compiled;
+  return Object.values(compiled).map((file) => file.postparsed ?? []);
+}
+
+/** Names the template's tags refer to: whole expressions and their first identifier. */
+function templateTagNames(doc: Docxtemplater): Set<string> {
+  const names = new Set<string>();
+  for (const parts of compiledParts(doc)) {
+    walkParts(parts, (part) => {
+      if (part.type !== 'placeholder') return;
+      names.add(part.value.trim());
+      const root = rootIdentifier(part.value);
+      if (root) names.add(root);
+    });
+  }
+  return names;
+}
+
+/** Cells of a row loop's template row (w:tc at the row's own level, nested tables ignored). */
+function rowLoopCellCount(loop: CompiledPart): number | null {
+  let rows = 0;
+  let tables = 0;
+  let cells = 0;
+  walkParts(loop.subparsed ?? [], (part) => {
+    if (part.type !== 'tag') return;
+    const delta = part.position === 'start' ? 1 : part.position === 'end' ? -1 : 0;
+    if (part.tag === 'w:tbl') tables += delta;
+    if (part.tag === 'w:tr' && tables === 0) rows += Math.max(0, delta);
+    if (part.tag === 'w:tc' && tables === 0 && part.position === 'start') cells++;
+  });
+  return rows === 1 ? cells : null;
+}
+
+function checkTableLoops(doc: Docxtemplater, fields: Map<string, PreparedField>): void {
+  for (const parts of compiledParts(doc)) {
+    walkParts(parts, (part) => {
+      const field = part.module === 'loop' ? fields.get(part.value.trim()) : undefined;
+      if (field?.type !== 'table') return;
+      const cells = rowLoopCellCount(part);
+      if (cells !== null) assertRowShapes(field.name, field.rows, cells);
+    });
+  }
+}
+
+/** Row scope for `{#table}…{/table}` loops: cells as {c0}, {c1}, … (and the array as {cells}). */
+function rowScope(row: string[]): Record<string, unknown> {
+  const scope: Record<string, unknown> = { cells: row };
+  row.forEach((cell, i) => (scope[`c${i}`] = cell));
+  return scope;
+}
+
+function templateData(data: Record<string, unknown>, fields: Map<string, PreparedField>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...data };
+  for (const field of fields.values()) {
+    merged[field.name] = field.type === 'text' ? field.text : field.type === 'table' ? field.rows.map(rowScope) : field.visual;
+  }
+  return merged;
+}
+
+function parserFor(tag: string) {
+  const inner = safeExpressionParser(tag);
+  return {
+    get(scope: unknown, context: { meta?: { part?: { module?: string } } } & Parameters<typeof inner.get>[1]) {
+      const value = inner.get(scope, context);
+      // An image/signature field used in a plain {tag}: show the typed name (or nothing), never "[object Object]".
+      if (value instanceof PreparedVisual && context.meta?.part?.module !== IMAGE_MODULE_NAME) return value.typedName;
+      return value;
+    },
+  };
+}
+
+function loadZip(template: Buffer): PizZip {
+  try {
+    return new PizZip(template);
+  } catch {
+    throw invalidFile('The template could not be opened as a DOCX (corrupt ZIP).');
+  }
+}
+
+function rethrow(error: unknown): never {
+  if (error instanceof AppError) throw error;
+  if (isTemplateError(error)) throw templateInvalid(error);
+  const message = (error as Error)?.message ?? String(error);
+  throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `The template could not be filled: ${message}`, { cause: error });
+}
+
+/**
+ * Fills a DOCX template with fields (docxtemplater tags and Word content controls) and free-form data.
+ * Throws AppError: 400/413/422 for bad input (not a DOCX, bad field, bad image, table shape),
+ * 422 TEMPLATE_INVALID (all template errors), FIELD_NOT_FOUND, MISSING_VALUES (strict).
+ */
+export function annotateDocx(input: AnnotateInput): AnnotateResult {
+  const template = Buffer.isBuffer(input.template) ? input.template : Buffer.from(input.template.buffer, input.template.byteOffset, input.template.byteLength);
+  assertDocx(template);
+  if (input.data !== undefined && (input.data === null || typeof input.data !== 'object' || Array.isArray(input.data))) {
+    throw validationError('"data" must be a JSON object.', [{ field: 'data', issue: 'expected an object' }]);
+  }
+  const warnings: string[] = [];
+  const images = input.images ?? {};
+  const fields = prepareFields(input.fields ?? [], images, warnings);
+  const zip = loadZip(template);
+  const media = new MediaRegistry(zip);
+  const pageWidth = pageTextWidthTwips(zip.file('word/document.xml')?.asText() ?? '');
+  const missing = new Set<string>();
+
+  let doc: Docxtemplater;
+  try {
+    doc = new Docxtemplater(zip, {
+      paragraphLoop: true,
+      linebreaks: true,
+      stripInvalidXMLChars: true,
+      errorLogging: false,
+      parser: parserFor,
+      modules: [createImageModule({ media, pageTextWidthTwips: pageWidth, images, missing })],
+      nullGetter(part) {
+        if (!part.module) missing.add(part.value);
+        return '';
+      },
+    });
+  } catch (error) {
+    rethrow(error);
+  }
+  const tagNames = templateTagNames(doc);
+  checkTableLoops(doc, fields);
+  try {
+    doc.render(templateData(input.data ?? {}, fields));
+  } catch (error) {
+    rethrow(error);
+  }
+
+  const matched = new Set([...fields.keys()].filter((name) => tagNames.has(name)));
+  for (const partPath of Object.keys(zip.files).filter((name) => STORY_PART.test(name))) {
+    const result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
+    if (result.xml !== null) zip.file(partPath, result.xml);
+    result.matched.forEach((name) => matched.add(name));
+  }
+
+  const unknown = [...fields.keys()].filter((name) => !matched.has(name));
+  if (unknown.length && !input.options?.ignoreUnknownFields) {
+    throw unprocessable(ErrorCode.FIELD_NOT_FOUND,
+      `No tag or content control in the template matches field(s) ${unknown.map((n) => `"${n}"`).join(', ')}; fix the ids or set ignoreUnknownFields.`,
+      { details: unknown.map((name) => ({ field: name, issue: 'matches no tag or content control' })), extensions: { fields: unknown } });
+  }
+  unknown.forEach((name) => warnings.push(`Field "${name}" matches no tag or content control and was ignored.`));
+  if (missing.size && input.options?.strict) {
+    throw unprocessable(ErrorCode.MISSING_VALUES,
+      `The template has tag(s) without a value: ${[...missing].map((n) => `{${n}}`).join(', ')}; send values for them or turn off strict.`,
+      { details: [...missing].map((name) => ({ field: name, issue: 'no value given' })), extensions: { tags: [...missing] } });
+  }
+  missing.forEach((name) => warnings.push(`Tag {${name}} had no value and was left empty.`));
+  media.flush();
+  return { docx: zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer, warnings };
+}

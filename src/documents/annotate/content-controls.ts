@@ -1,0 +1,172 @@
+import { cellWidthTwips, EMU_PER_TWIP, fitInside, imageExtent } from './drawing.js';
+import {
+  ancestor, appendXml, descendants, elementChildren, firstChild, firstDescendant, fragment, isAttached,
+  parseXml, removeChildren, serializeXml, wVal, type Document, type Element,
+} from './dom.js';
+import type { MediaRegistry } from './media.js';
+import type { PreparedField } from './fields.js';
+import { fillTable } from './sdt-table.js';
+import { PreparedVisual, visualRuns, type PlacementContext } from './visuals.js';
+import { textRunContent } from './xml-text.js';
+
+/**
+ * Fills Word content controls (w:sdt) whose tag or title (alias) names a field, in every story
+ * part (body, headers, footers, notes; text boxes live inside those parts).
+ */
+export interface ContentControlContext {
+  media: MediaRegistry;
+  pageTextWidthTwips: number;
+}
+
+type Level = 'run' | 'block' | 'cell' | 'row';
+
+function controlNames(sdt: Element): string[] {
+  const props = firstChild(sdt, 'w:sdtPr');
+  if (!props) return [];
+  return [wVal(firstChild(props, 'w:tag')), wVal(firstChild(props, 'w:alias'))].filter((name): name is string => !!name);
+}
+
+function levelOf(sdt: Element, content: Element): Level {
+  const kinds = new Set(elementChildren(content).map((child) => child.nodeName));
+  if (kinds.has('w:tr')) return 'row';
+  if (kinds.has('w:tc')) return 'cell';
+  if (kinds.has('w:p') || kinds.has('w:tbl')) return 'block';
+  const parent = sdt.parentNode?.nodeName ?? '';
+  return ['w:body', 'w:tc', 'w:txbxContent', 'w:hdr', 'w:ftr', 'w:footnote', 'w:endnote', 'w:sdtContent', 'w:comment'].includes(parent)
+    ? 'block'
+    : 'run';
+}
+
+function contentOf(sdt: Element): Element {
+  const existing = firstChild(sdt, 'w:sdtContent');
+  if (existing) return existing;
+  const created = sdt.ownerDocument!.createElement('w:sdtContent');
+  sdt.appendChild(created);
+  return created;
+}
+
+/** The control now holds real content: drop the "showing placeholder" state. */
+function clearPlaceholderState(sdt: Element): void {
+  const props = firstChild(sdt, 'w:sdtPr');
+  for (const flag of props ? elementChildren(props, 'w:showingPlcHdr') : []) props!.removeChild(flag);
+}
+
+/** Run properties the filled text should keep: the first run's, else the control's own. */
+function runPropsXml(sdt: Element, content: Element): string {
+  const run = descendants(content, 'w:r').find((r) => firstChild(r, 'w:rPr'));
+  const props = run ? firstChild(run, 'w:rPr') : firstChild(firstChild(sdt, 'w:sdtPr') ?? sdt, 'w:rPr');
+  if (!props) return '';
+  const copy = props.cloneNode(true) as Element;
+  for (const style of elementChildren(copy, 'w:rStyle')) {
+    if (/placeholder/i.test(wVal(style) ?? '')) copy.removeChild(style);
+  }
+  return serializeXml(copy).replace(/ xmlns:w="[^"]*"/, '');
+}
+
+function paragraphPropsXml(container: Element): string {
+  const paragraph = firstDescendant(container, 'w:p');
+  const props = paragraph ? firstChild(paragraph, 'w:pPr') : null;
+  return props ? serializeXml(props).replace(/ xmlns:w="[^"]*"/, '') : '';
+}
+
+function availableWidthTwips(sdt: Element, fallback: number): number {
+  const cell = ancestor(sdt, 'w:tc');
+  const props = cell ? firstChild(cell, 'w:tcPr') : null;
+  return (props && cellWidthTwips(serializeXml(props))) || fallback;
+}
+
+/** Replaces the control's content with `runsXml`, wrapped as its level requires. */
+function placeRuns(sdt: Element, runsXml: string, level: Level): void {
+  const content = contentOf(sdt);
+  if (level === 'run') {
+    const pieces = fragment(sdt.ownerDocument!, runsXml);
+    removeChildren(content);
+    for (const piece of pieces) content.appendChild(piece);
+    return;
+  }
+  const target = level === 'block' ? content : firstDescendant(content, 'w:tc');
+  if (!target) return;
+  const paragraph = `<w:p>${paragraphPropsXml(target)}${runsXml}</w:p>`;
+  if (level === 'block') {
+    removeChildren(content);
+    appendXml(content, paragraph);
+    return;
+  }
+  for (const child of elementChildren(target)) if (child.nodeName !== 'w:tcPr') target.removeChild(child);
+  appendXml(target, paragraph);
+}
+
+function fillText(sdt: Element, text: string, keepStyles: boolean): void {
+  const content = contentOf(sdt);
+  const level = levelOf(sdt, content);
+  const runProps = keepStyles ? runPropsXml(sdt, content) : '';
+  placeRuns(sdt, `<w:r>${runProps}${textRunContent(text)}</w:r>`, level);
+  clearPlaceholderState(sdt);
+}
+
+/** A picture content control keeps its frame: swap the picture and fit it in the frame. */
+function replacePicture(sdt: Element, visual: PreparedVisual, context: PlacementContext): boolean {
+  const drawing = firstDescendant(contentOf(sdt), 'w:drawing');
+  const blip = drawing ? firstDescendant(drawing, 'a:blip') : null;
+  const extentElement = drawing ? firstDescendant(drawing, 'wp:extent') : null;
+  if (!drawing || !blip || !extentElement || !visual.image) return false;
+  const box = { cx: Number(extentElement.getAttribute('cx')), cy: Number(extentElement.getAttribute('cy')) };
+  const size = visual.options.dimensions || !(box.cx > 0 && box.cy > 0)
+    ? imageExtent(visual.image, visual.options.dimensions, context.maxWidthTwips * EMU_PER_TWIP, visual.where)
+    : fitInside(visual.image, box);
+  blip.setAttribute('r:embed', context.media.embed(context.partPath, visual.image));
+  extentElement.setAttribute('cx', String(size.cx));
+  extentElement.setAttribute('cy', String(size.cy));
+  const shapeExtent = firstDescendant(drawing, 'pic:spPr');
+  const ext = shapeExtent ? firstDescendant(shapeExtent, 'a:ext') : null;
+  ext?.setAttribute('cx', String(size.cx));
+  ext?.setAttribute('cy', String(size.cy));
+  return true;
+}
+
+function fillVisual(sdt: Element, visual: PreparedVisual, partPath: string, context: ContentControlContext): void {
+  const content = contentOf(sdt);
+  const level = levelOf(sdt, content);
+  const placement: PlacementContext = {
+    partPath,
+    media: context.media,
+    maxWidthTwips: availableWidthTwips(sdt, context.pageTextWidthTwips),
+    runProps: '',
+  };
+  if (!(visual.kind === 'image' && replacePicture(sdt, visual, placement))) {
+    placeRuns(sdt, visualRuns(visual, placement), level);
+  }
+  clearPlaceholderState(sdt);
+}
+
+function fillControl(sdt: Element, field: PreparedField, partPath: string, context: ContentControlContext): void {
+  if (field.type === 'table') {
+    fillTable(sdt, contentOf(sdt), field);
+    clearPlaceholderState(sdt);
+  } else if (field.visual) {
+    fillVisual(sdt, field.visual, partPath, context);
+  } else {
+    fillText(sdt, field.text, field.options.keepTextNodeStyles !== false);
+  }
+}
+
+/** Fills matching controls of one part; returns the new XML (or null if untouched) and matched names. */
+export function fillContentControls(
+  xml: string,
+  partPath: string,
+  fields: Map<string, PreparedField>,
+  context: ContentControlContext,
+): { xml: string | null; matched: Set<string> } {
+  const matched = new Set<string>();
+  if (!xml.includes('<w:sdt>') && !xml.includes('<w:sdt ')) return { xml: null, matched };
+  const doc: Document = parseXml(xml);
+  const controls = descendants(doc, 'w:sdt');
+  for (const sdt of controls) {
+    if (!isAttached(sdt)) continue;
+    const name = controlNames(sdt).find((candidate) => fields.has(candidate));
+    if (!name) continue;
+    fillControl(sdt, fields.get(name)!, partPath, context);
+    matched.add(name);
+  }
+  return { xml: matched.size ? serializeXml(doc) : null, matched };
+}

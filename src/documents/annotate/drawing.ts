@@ -1,0 +1,100 @@
+import type { Dimension } from './types.js';
+import type { ImageAsset } from './images.js';
+import { AppError, ErrorCode } from '../../errors/app-error.js';
+
+export const EMU_PER_PX = 9525; // 96 dpi
+export const EMU_PER_TWIP = 635;
+/** 6.5 inches: US Letter / A4 text width with 1-inch margins, when the template says nothing. */
+export const DEFAULT_TEXT_WIDTH_TWIPS = 9360;
+
+const NS_WP = 'http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing';
+const NS_A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
+const NS_PIC = 'http://schemas.openxmlformats.org/drawingml/2006/picture';
+const NS_R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+
+export interface Extent {
+  cx: number;
+  cy: number;
+}
+
+const MAX_DIMENSION_PX = 20_000;
+
+/** "120", "120px", 120 → 120 pixels; also accepts pt, in, cm, mm. */
+export function parseDimension(value: Dimension | undefined, where: string): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(px|pt|in|cm|mm)?\s*$/i.exec(String(value));
+  const invalid = () =>
+    new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: "${value}" is not a size; use a number of pixels like 200 or "200px".`, {
+      details: [{ field: where, issue: 'invalid dimension' }],
+    });
+  if (!match) throw invalid();
+  const factor = { px: 1, pt: 96 / 72, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 }[(match[2] ?? 'px').toLowerCase() as 'px'];
+  const px = Number(match[1]) * factor;
+  if (!(px > 0) || px > MAX_DIMENSION_PX) throw invalid();
+  return px;
+}
+
+/**
+ * Display size: the requested dimensions (one given → the other from the aspect ratio), else the
+ * intrinsic size at 96 dpi scaled down to fit `maxWidthEmu` (cell or page text width).
+ */
+export function imageExtent(
+  asset: Pick<ImageAsset, 'widthPx' | 'heightPx'>,
+  dimensions: { width?: Dimension; height?: Dimension } | undefined,
+  maxWidthEmu: number,
+  where: string,
+): Extent {
+  const ratio = asset.heightPx / asset.widthPx;
+  const width = parseDimension(dimensions?.width, `${where}.options.dimensions.width`);
+  const height = parseDimension(dimensions?.height, `${where}.options.dimensions.height`);
+  if (width !== undefined && height !== undefined) return { cx: Math.round(width * EMU_PER_PX), cy: Math.round(height * EMU_PER_PX) };
+  if (width !== undefined) return { cx: Math.round(width * EMU_PER_PX), cy: Math.round(width * ratio * EMU_PER_PX) };
+  if (height !== undefined) return { cx: Math.round((height / ratio) * EMU_PER_PX), cy: Math.round(height * EMU_PER_PX) };
+  let cx = asset.widthPx * EMU_PER_PX;
+  if (maxWidthEmu > 0 && cx > maxWidthEmu) cx = maxWidthEmu;
+  return { cx: Math.round(cx), cy: Math.round(cx * ratio) };
+}
+
+/** Scales the image to fit inside an existing box (a picture content control), keeping its ratio. */
+export function fitInside(asset: Pick<ImageAsset, 'widthPx' | 'heightPx'>, box: Extent): Extent {
+  const scale = Math.min(box.cx / asset.widthPx, box.cy / asset.heightPx);
+  return { cx: Math.round(asset.widthPx * scale), cy: Math.round(asset.heightPx * scale) };
+}
+
+/** An inline picture (`<w:drawing>`) that goes inside a `<w:r>`. Namespaces are declared locally. */
+export function inlineDrawingXml(rId: string, extent: Extent, drawingId: number, name: string): string {
+  const { cx, cy } = extent;
+  return (
+    `<w:drawing><wp:inline xmlns:wp="${NS_WP}" distT="0" distB="0" distL="0" distR="0">` +
+    `<wp:extent cx="${cx}" cy="${cy}"/><wp:effectExtent l="0" t="0" r="0" b="0"/>` +
+    `<wp:docPr id="${drawingId}" name="${name} ${drawingId}"/>` +
+    `<wp:cNvGraphicFramePr><a:graphicFrameLocks xmlns:a="${NS_A}" noChangeAspect="1"/></wp:cNvGraphicFramePr>` +
+    `<a:graphic xmlns:a="${NS_A}"><a:graphicData uri="${NS_PIC}"><pic:pic xmlns:pic="${NS_PIC}">` +
+    `<pic:nvPicPr><pic:cNvPr id="${drawingId}" name="${name} ${drawingId}"/><pic:cNvPicPr/></pic:nvPicPr>` +
+    `<pic:blipFill><a:blip xmlns:r="${NS_R}" r:embed="${rId}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
+    `<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>` +
+    `</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing>`
+  );
+}
+
+/** Text width of the document's last section (page width minus left/right margins), in twips. */
+export function pageTextWidthTwips(documentXml: string): number {
+  const sections = documentXml.match(/<w:sectPr[\s\S]*?<\/w:sectPr>/g);
+  const section = sections?.[sections.length - 1];
+  if (!section) return DEFAULT_TEXT_WIDTH_TWIPS;
+  const pageWidth = Number(/<w:pgSz[^>]*\sw:w="(\d+)"/.exec(section)?.[1] ?? NaN);
+  const left = Number(/<w:pgMar[^>]*\sw:left="(-?\d+)"/.exec(section)?.[1] ?? 1440);
+  const right = Number(/<w:pgMar[^>]*\sw:right="(-?\d+)"/.exec(section)?.[1] ?? 1440);
+  const width = pageWidth - left - right;
+  return Number.isFinite(width) && width > 0 ? width : DEFAULT_TEXT_WIDTH_TWIPS;
+}
+
+/** Width of a cell from its `<w:tcW w:type="dxa">`, minus default cell padding; null if not absolute. */
+export function cellWidthTwips(cellXmlStart: string): number | null {
+  const tcW = /<w:tcW\b[^>]*>/.exec(cellXmlStart)?.[0];
+  if (!tcW) return null;
+  const width = Number(/w:w="(\d+)"/.exec(tcW)?.[1] ?? NaN);
+  const type = /w:type="(\w+)"/.exec(tcW)?.[1] ?? 'dxa';
+  if (type !== 'dxa' || !Number.isFinite(width) || width <= 0) return null;
+  return Math.max(width - 216, width / 2); // Word's default left+right cell margins are 108 twips each
+}

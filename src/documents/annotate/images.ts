@@ -1,0 +1,129 @@
+import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+
+/** A raster image ready to embed: bytes, format and its intrinsic size in pixels. */
+export interface ImageAsset {
+  bytes: Buffer;
+  extension: 'png' | 'jpeg' | 'gif';
+  contentType: string;
+  widthPx: number;
+  heightPx: number;
+}
+
+export const IMAGE_LIMITS = {
+  maxBytes: 15 * 1024 * 1024,
+  maxPixels: 60_000_000,
+  maxSide: 30_000,
+};
+
+const badImage = (where: string, issue: string) =>
+  new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
+
+function readJpegSize(buf: Buffer): { width: number; height: number } | null {
+  let offset = 2;
+  while (offset + 9 < buf.length) {
+    if (buf[offset] !== 0xff) {
+      offset++;
+      continue;
+    }
+    const marker = buf[offset + 1];
+    if (marker === 0xff) {
+      offset++;
+      continue;
+    }
+    // Standalone markers carry no length.
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      offset += 2;
+      continue;
+    }
+    const length = buf.readUInt16BE(offset + 2);
+    const isStartOfFrame = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (isStartOfFrame) {
+      return { height: buf.readUInt16BE(offset + 5), width: buf.readUInt16BE(offset + 7) };
+    }
+    if (length < 2) return null;
+    offset += 2 + length;
+  }
+  return null;
+}
+
+function sniff(buf: Buffer): Omit<ImageAsset, 'bytes'> | 'svg' | null {
+  if (buf.length >= 24 && buf.readUInt32BE(0) === 0x89504e47 && buf.toString('latin1', 12, 16) === 'IHDR') {
+    return { extension: 'png', contentType: 'image/png', widthPx: buf.readUInt32BE(16), heightPx: buf.readUInt32BE(20) };
+  }
+  if (buf.length >= 10 && (buf.toString('latin1', 0, 6) === 'GIF87a' || buf.toString('latin1', 0, 6) === 'GIF89a')) {
+    return { extension: 'gif', contentType: 'image/gif', widthPx: buf.readUInt16LE(6), heightPx: buf.readUInt16LE(8) };
+  }
+  if (buf.length >= 4 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) {
+    const size = readJpegSize(buf);
+    if (!size) return null;
+    return { extension: 'jpeg', contentType: 'image/jpeg', widthPx: size.width, heightPx: size.height };
+  }
+  const head = buf.toString('utf8', 0, Math.min(buf.length, 1024)).trimStart();
+  if (head.startsWith('<') && /<svg[\s>]/i.test(head)) return 'svg';
+  return null;
+}
+
+/** Parses image bytes, or returns null when they are not a PNG/JPEG/GIF at all. Throws on SVG and on limits. */
+export function parseImage(bytes: Buffer, where: string): ImageAsset | null {
+  if (bytes.length > IMAGE_LIMITS.maxBytes) {
+    throw fileTooLarge(`${where}: the image is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB; send a smaller image.`);
+  }
+  const kind = sniff(bytes);
+  if (kind === 'svg') throw badImage(where, 'SVG images are not supported; send a PNG, JPEG or GIF image.');
+  if (!kind) return null;
+  const { widthPx, heightPx } = kind;
+  if (widthPx < 1 || heightPx < 1) throw badImage(where, 'the image has no width or height; send a valid PNG, JPEG or GIF.');
+  if (widthPx > IMAGE_LIMITS.maxSide || heightPx > IMAGE_LIMITS.maxSide || widthPx * heightPx > IMAGE_LIMITS.maxPixels) {
+    throw fileTooLarge(`${where}: the image is ${widthPx}×${heightPx} pixels, above the ${IMAGE_LIMITS.maxPixels / 1e6} megapixel limit; send a smaller image.`);
+  }
+  return { bytes, ...kind };
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+export type ImageSource =
+  | { kind: 'bytes'; bytes: Buffer }
+  | { kind: 'missing-remote'; url: string }
+  | { kind: 'not-binary' };
+
+/**
+ * Finds the bytes a value refers to: a data: URI, a `cid:` multipart part or a pre-fetched URL
+ * (both looked up in `images`), or raw base64. Anything else is "not binary" (e.g. a typed name).
+ */
+export function resolveImageSource(value: string, images: Record<string, Buffer | Uint8Array>, where: string): ImageSource {
+  const trimmed = value.trim();
+  const provided = images[trimmed] ?? (trimmed.startsWith('cid:') ? images[trimmed.slice(4)] : undefined);
+  if (provided) return { kind: 'bytes', bytes: Buffer.from(provided.buffer, provided.byteOffset, provided.byteLength) };
+  if (/^cid:/i.test(trimmed)) {
+    throw badImage(where, `no multipart file part named "${trimmed.slice(4)}" was sent; add it to the request or fix the cid: reference.`);
+  }
+  if (/^https?:\/\//i.test(trimmed)) return { kind: 'missing-remote', url: trimmed };
+  const dataUri = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/is.exec(trimmed);
+  if (dataUri) {
+    if (/svg/i.test(dataUri[1])) throw badImage(where, 'SVG images are not supported; send a PNG, JPEG or GIF image.');
+    const payload = dataUri[4];
+    return { kind: 'bytes', bytes: dataUri[3] ? Buffer.from(payload, 'base64') : Buffer.from(decodeURIComponent(payload), 'latin1') };
+  }
+  const compact = trimmed.replace(/\s+/g, '');
+  if (compact.length >= 16 && BASE64.test(compact)) return { kind: 'bytes', bytes: Buffer.from(compact, 'base64') };
+  return { kind: 'not-binary' };
+}
+
+/** Decodes an image field value; every failure is a 4xx naming the field. */
+export function loadImage(value: string, images: Record<string, Buffer | Uint8Array>, where: string): ImageAsset {
+  const source = resolveImageSource(value, images, where);
+  if (source.kind === 'missing-remote') {
+    throw badImage(where, `the image URL ${source.url} was not fetched; image URLs must be http(s) and reachable.`);
+  }
+  if (source.kind === 'not-binary') {
+    throw badImage(where, 'the value is not an image; send base64, a data: URI, a cid: file part or an https URL of a PNG, JPEG or GIF.');
+  }
+  const asset = parseImage(source.bytes, where);
+  if (!asset) throw badImage(where, 'the data is not a PNG, JPEG or GIF image.');
+  return asset;
+}
+
+/** URLs referenced by image/signature values, for the caller to fetch (SSRF-checked) beforehand. */
+export function isRemoteImageValue(value: unknown): value is string {
+  return typeof value === 'string' && /^https?:\/\//i.test(value.trim());
+}

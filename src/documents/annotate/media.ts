@@ -1,0 +1,89 @@
+import type PizZip from 'pizzip';
+import type { ImageAsset } from './images.js';
+
+const IMAGE_REL_TYPE = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/image';
+
+function relsPathFor(partPath: string): string {
+  const slash = partPath.lastIndexOf('/');
+  return `${partPath.slice(0, slash + 1)}_rels/${partPath.slice(slash + 1)}.rels`;
+}
+
+/**
+ * Collects the images embedded while rendering and writes them into the package at the end:
+ * one media file per distinct image, one relationship per (part, image), content-type defaults.
+ * Relationship ids are fresh strings, so they never collide with the template's rIdN.
+ */
+export class MediaRegistry {
+  private readonly mediaTargets = new Map<ImageAsset, string>();
+  private readonly relsByPart = new Map<string, Map<string, string>>();
+  private mediaCounter = 0;
+  private drawingCounter = 0;
+  private readonly drawingIdBase: number;
+
+  constructor(private readonly zip: PizZip) {
+    // docPr ids must be unique across the document; start above any the template uses.
+    let highest = 0;
+    for (const name of Object.keys(zip.files)) {
+      if (!/^word\/.*\.xml$/.test(name)) continue;
+      const xml = zip.files[name].asText();
+      for (const match of xml.matchAll(/<wp:docPr[^>]*?\sid="(\d+)"/g)) highest = Math.max(highest, Number(match[1]));
+    }
+    this.drawingIdBase = highest + 1000;
+  }
+
+  /** Relationship id to use in `partPath` for `asset`. */
+  embed(partPath: string, asset: ImageAsset): string {
+    let target = this.mediaTargets.get(asset);
+    if (!target) {
+      target = `media/docproc-annotate-${++this.mediaCounter}.${asset.extension}`;
+      this.mediaTargets.set(asset, target);
+    }
+    let rels = this.relsByPart.get(partPath);
+    if (!rels) {
+      rels = new Map();
+      this.relsByPart.set(partPath, rels);
+    }
+    let rId = rels.get(target);
+    if (!rId) {
+      rId = `rIdDocproc${rels.size + 1}`;
+      rels.set(target, rId);
+    }
+    return rId;
+  }
+
+  nextDrawingId(): number {
+    return this.drawingIdBase + ++this.drawingCounter;
+  }
+
+  /** Writes media, relationships and content types into the zip. */
+  flush(): void {
+    for (const [asset, target] of this.mediaTargets) this.zip.file(`word/${target}`, asset.bytes);
+    for (const [partPath, rels] of this.relsByPart) this.addRelationships(partPath, rels);
+    this.addContentTypeDefaults();
+  }
+
+  private addRelationships(partPath: string, rels: Map<string, string>): void {
+    const relsPath = relsPathFor(partPath);
+    const existing = this.zip.file(relsPath)?.asText()
+      ?? '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"></Relationships>';
+    // Parts are in word/, so targets relative to the part are "media/…".
+    const entries = [...rels].map(([target, rId]) => `<Relationship Id="${rId}" Type="${IMAGE_REL_TYPE}" Target="${target}"/>`).join('');
+    const updated = /<Relationships[^>]*\/>/.test(existing)
+      ? existing.replace(/<Relationships([^>]*)\/>/, `<Relationships$1>${entries}</Relationships>`)
+      : existing.replace('</Relationships>', `${entries}</Relationships>`);
+    this.zip.file(relsPath, updated);
+  }
+
+  private addContentTypeDefaults(): void {
+    const file = this.zip.file('[Content_Types].xml');
+    if (!file || this.mediaTargets.size === 0) return;
+    let xml = file.asText();
+    const needed = new Map<string, string>();
+    for (const asset of this.mediaTargets.keys()) needed.set(asset.extension, asset.contentType);
+    for (const [extension, contentType] of needed) {
+      if (new RegExp(`<Default[^>]*Extension="${extension}"`, 'i').test(xml)) continue;
+      xml = xml.replace(/<Types([^>]*)>/, `<Types$1><Default Extension="${extension}" ContentType="${contentType}"/>`);
+    }
+    this.zip.file('[Content_Types].xml', xml);
+  }
+}

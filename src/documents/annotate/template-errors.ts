@@ -1,0 +1,58 @@
+import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+
+/** One problem in the template, as reported to the caller. */
+export interface TemplateProblem {
+  id: string | null;
+  tag: string | null;
+  explanation: string;
+  part: string | null;
+  offset: number | null;
+}
+
+interface DocxtemplaterError {
+  name?: string;
+  message?: string;
+  properties?: {
+    id?: string;
+    xtag?: string;
+    explanation?: string;
+    file?: string;
+    offset?: number | number[];
+    openingtag?: string;
+    closingtag?: string;
+    errors?: DocxtemplaterError[];
+  };
+}
+
+function problemOf(error: DocxtemplaterError): TemplateProblem {
+  const props = error.properties ?? {};
+  return {
+    id: props.id ?? null,
+    tag: props.xtag ?? props.openingtag ?? null,
+    explanation: props.explanation ?? error.message ?? 'invalid template',
+    part: props.file ?? null,
+    offset: typeof props.offset === 'number' ? props.offset : Array.isArray(props.offset) ? (props.offset[0] ?? null) : null,
+  };
+}
+
+export function isTemplateError(error: unknown): boolean {
+  const name = (error as DocxtemplaterError)?.name;
+  return typeof name === 'string' && ['TemplateError', 'ScopeParserError', 'RenderingError'].includes(name);
+}
+
+/** Turns docxtemplater's (Multi)Error into a 422 TEMPLATE_INVALID listing every problem. */
+export function templateInvalid(error: unknown): AppError {
+  const raw = error as DocxtemplaterError;
+  const nested = raw.properties?.errors;
+  const problems = (nested && nested.length ? nested : [raw]).map(problemOf);
+  const summary = problems.slice(0, 3).map((p) => `${p.part ?? 'template'}: ${p.explanation}`).join('; ');
+  return unprocessable(
+    ErrorCode.TEMPLATE_INVALID,
+    `The template has ${problems.length} error(s); fix them in the DOCX and send it again (${summary}${problems.length > 3 ? '; …' : ''}).`,
+    {
+      extensions: { errors: problems },
+      details: problems.map((p) => ({ field: `${p.part ?? 'template'}${p.offset !== null ? `:${p.offset}` : ''}`, issue: p.tag ? `{${p.tag}}: ${p.explanation}` : p.explanation })),
+      cause: error,
+    },
+  );
+}
