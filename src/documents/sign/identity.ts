@@ -1,0 +1,257 @@
+import { createPrivateKey, webcrypto, KeyObject, X509Certificate, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as x509 from '@peculiar/x509';
+import forge from 'node-forge';
+import { AppError, ErrorCode } from '../../errors/app-error.js';
+
+/**
+ * Who signs: the operator's PKCS#12 (SIGNING_P12 + SIGNING_P12_PASSWORD), a caller's own
+ * PKCS#12 for one request, or, with nothing configured, a development CA + signing
+ * certificate created once and kept in DATA_DIR.
+ */
+export interface SigningIdentity {
+  privateKey: KeyObject;
+  certificate: X509Certificate;
+  /** Issuer certificates (intermediates, root), leaf excluded. */
+  chain: X509Certificate[];
+  isDevelopment: boolean;
+}
+
+/** Structured-clonable form, to hand an identity to a worker thread. */
+export interface PortableIdentity {
+  privateKeyPem: string;
+  certificatePem: string;
+  chainPem: string[];
+  isDevelopment: boolean;
+}
+
+export interface IdentityConfig {
+  /** SIGNING_P12: a file path or the base64 of the PKCS#12. */
+  signingP12?: string;
+  signingP12Password?: string;
+  /** DATA_DIR: where the development identity is kept. */
+  dataDir: string;
+}
+
+const invalidCertificate = (message: string) => new AppError(422, ErrorCode.INVALID_CERTIFICATE, message);
+
+export function toPortable(identity: SigningIdentity): PortableIdentity {
+  return {
+    privateKeyPem: identity.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    certificatePem: identity.certificate.toString(),
+    chainPem: identity.chain.map((c) => c.toString()),
+    isDevelopment: identity.isDevelopment,
+  };
+}
+
+const portableCache = new Map<string, SigningIdentity>();
+
+export function fromPortable(portable: PortableIdentity): SigningIdentity {
+  const key = portable.certificatePem + portable.privateKeyPem.length;
+  const cached = portableCache.get(key);
+  if (cached && cached.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() === portable.privateKeyPem) return cached;
+  const identity: SigningIdentity = {
+    privateKey: createPrivateKey(portable.privateKeyPem),
+    certificate: new X509Certificate(portable.certificatePem),
+    chain: portable.chainPem.map((pem) => new X509Certificate(pem)),
+    isDevelopment: portable.isDevelopment,
+  };
+  if (portableCache.size > 16) portableCache.clear();
+  portableCache.set(key, identity);
+  return identity;
+}
+
+function checkUsable(privateKey: KeyObject, certificate: X509Certificate): void {
+  if (privateKey.asymmetricKeyType !== 'rsa' && privateKey.asymmetricKeyType !== 'ec') {
+    throw invalidCertificate(`The PKCS#12 key type ${privateKey.asymmetricKeyType} is not supported; use an RSA or ECDSA key.`);
+  }
+  if (!certificate.checkPrivateKey(privateKey)) {
+    throw invalidCertificate('The PKCS#12 holds no certificate matching its private key.');
+  }
+}
+
+/** Parses a PKCS#12 (legacy RC2/3DES or PBES2/AES); throws 422 INVALID_CERTIFICATE when unreadable or the passphrase is wrong. */
+export function parsePkcs12(p12: Uint8Array, passphrase: string, isDevelopment = false): SigningIdentity {
+  let bags: forge.pkcs12.Bag[];
+  try {
+    const asn1 = forge.asn1.fromDer(forge.util.createBuffer(Buffer.from(p12).toString('binary')));
+    const pfx = forge.pkcs12.pkcs12FromAsn1(asn1, false, passphrase);
+    bags = pfx.safeContents.flatMap((sc) => sc.safeBags);
+  } catch (err) {
+    const text = String((err as Error).message ?? '');
+    if (/password|mac|decrypt/i.test(text)) {
+      throw invalidCertificate('The PKCS#12 could not be opened with this passphrase; check the passphrase.');
+    }
+    throw invalidCertificate('The certificate file is not a readable PKCS#12 (.p12/.pfx) archive.');
+  }
+  const keys = bags.filter((b) => b.type === forge.pki.oids.pkcs8ShroudedKeyBag || b.type === forge.pki.oids.keyBag);
+  const certs = bags.filter((b) => b.type === forge.pki.oids.certBag);
+  if (keys.length === 0) throw invalidCertificate('The PKCS#12 holds no private key.');
+  if (certs.length === 0) throw invalidCertificate('The PKCS#12 holds no certificate.');
+
+  const keyInfo = (bag: forge.pkcs12.Bag) => {
+    const asn1 = bag.key ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key)) : (bag as { asn1: forge.asn1.Asn1 }).asn1;
+    return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
+  };
+  const certDer = (bag: forge.pkcs12.Bag) => {
+    const asn1 = bag.cert ? forge.pki.certificateToAsn1(bag.cert) : (bag as { asn1: forge.asn1.Asn1 }).asn1;
+    return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
+  };
+  let privateKey: KeyObject;
+  let certificates: X509Certificate[];
+  try {
+    privateKey = createPrivateKey({ key: keyInfo(keys[0]), format: 'der', type: 'pkcs8' });
+    certificates = certs.map((b) => new X509Certificate(certDer(b)));
+  } catch {
+    throw invalidCertificate('The PKCS#12 key or certificates could not be decoded.');
+  }
+  const leaf = certificates.find((c) => c.checkPrivateKey(privateKey));
+  if (!leaf) throw invalidCertificate('The PKCS#12 holds no certificate matching its private key.');
+  checkUsable(privateKey, leaf);
+  return { privateKey, certificate: leaf, chain: orderChain(leaf, certificates.filter((c) => c !== leaf)), isDevelopment };
+}
+
+/** Issuer order from the leaf up; certificates that are not on the path are kept at the end. */
+function orderChain(leaf: X509Certificate, others: X509Certificate[]): X509Certificate[] {
+  const ordered: X509Certificate[] = [];
+  const rest = [...others];
+  let current = leaf;
+  for (;;) {
+    const index = rest.findIndex((c) => current.checkIssued(c) && c.fingerprint256 !== current.fingerprint256);
+    if (index < 0) break;
+    current = rest.splice(index, 1)[0];
+    ordered.push(current);
+  }
+  return [...ordered, ...rest];
+}
+
+function readP12Source(source: string): Buffer {
+  const trimmed = source.trim();
+  if (existsSync(trimmed)) return readFileSync(trimmed);
+  if (/^[A-Za-z0-9+/=\s]+$/.test(trimmed)) return Buffer.from(trimmed, 'base64');
+  throw new Error('SIGNING_P12 is neither a readable file nor base64 data');
+}
+
+interface StoredDevelopmentIdentity {
+  caCertificatePem: string;
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+const DEV_FILE = 'dev-signing-identity.json';
+
+type KeyPair = webcrypto.CryptoKeyPair;
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+async function createDevelopmentIdentity(): Promise<StoredDevelopmentIdentity> {
+  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
+  const caKeys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
+  const leafKeys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
+  const now = Date.now();
+  const caName = 'CN=docproc Development CA (NOT FOR PRODUCTION), O=docproc';
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01' + randomBytes(15).toString('hex'),
+    name: caName,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 10 * 365 * 86_400_000),
+    signingAlgorithm: algorithm,
+    keys: caKeys as KeyPair,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create((caKeys as KeyPair).publicKey),
+    ],
+  });
+  const leaf = await x509.X509CertificateGenerator.create({
+    serialNumber: '02' + randomBytes(15).toString('hex'),
+    subject: 'CN=docproc development signing (NOT FOR PRODUCTION), O=docproc',
+    issuer: ca.subject,
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 5 * 365 * 86_400_000),
+    signingAlgorithm: algorithm,
+    publicKey: (leafKeys as KeyPair).publicKey,
+    signingKey: (caKeys as KeyPair).privateKey,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.nonRepudiation, true),
+      await x509.SubjectKeyIdentifierExtension.create((leafKeys as KeyPair).publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create((caKeys as KeyPair).publicKey),
+    ],
+  });
+  return {
+    caCertificatePem: ca.toString('pem'),
+    certificatePem: leaf.toString('pem'),
+    privateKeyPem: KeyObject.from((leafKeys as KeyPair).privateKey).export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}
+
+/** Creates the development identity once; concurrent first starts agree on one file (link() is atomic). */
+async function developmentIdentity(dataDir: string): Promise<SigningIdentity> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
+  const file = path.join(dataDir, DEV_FILE);
+  if (!existsSync(file)) {
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(temp, JSON.stringify(await createDevelopmentIdentity()), { mode: 0o600 });
+    try {
+      await link(temp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      await unlink(temp);
+    }
+  }
+  const stored = JSON.parse(await readFile(file, 'utf8')) as StoredDevelopmentIdentity;
+  const privateKey = createPrivateKey(stored.privateKeyPem);
+  const certificate = new X509Certificate(stored.certificatePem);
+  checkUsable(privateKey, certificate);
+  return { privateKey, certificate, chain: [new X509Certificate(stored.caCertificatePem)], isDevelopment: true };
+}
+
+/** The service identity. With SIGNING_P12 unset, a development identity (log a warning: development only). */
+export async function loadSigningIdentity(config: IdentityConfig): Promise<SigningIdentity> {
+  if (config.signingP12) {
+    let p12: Buffer;
+    try {
+      p12 = readP12Source(config.signingP12);
+    } catch (err) {
+      throw new Error(`SIGNING_P12 could not be read: ${(err as Error).message}`);
+    }
+    return parsePkcs12(p12, config.signingP12Password ?? '', false);
+  }
+  return developmentIdentity(config.dataDir);
+}
+
+export interface CertificateDescription {
+  version: string;
+  algorithm: string;
+  publicKey: string;
+  fingerprint: string;
+  validFrom: string;
+  validTo: string;
+  issuer: string;
+  subject: string;
+  chain: string[];
+  isDevelopment: boolean;
+}
+
+/** For GET /v1/verify/key. `version` identifies the key (first 16 hex digits of its certificate's SHA-256). */
+export function describeCertificate(identity: SigningIdentity): CertificateDescription {
+  const cert = identity.certificate;
+  const keyType = identity.privateKey.asymmetricKeyType === 'ec' ? 'ECDSA' : 'RSA';
+  return {
+    version: cert.fingerprint256.replace(/:/g, '').slice(0, 16).toLowerCase(),
+    algorithm: `${keyType}-SHA256`,
+    publicKey: cert.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: cert.fingerprint256,
+    validFrom: new Date(cert.validFrom).toISOString(),
+    validTo: new Date(cert.validTo).toISOString(),
+    issuer: cert.issuer.split('\n').join(', '),
+    subject: cert.subject.split('\n').join(', '),
+    chain: [cert, ...identity.chain].map((c) => c.toString()),
+    isDevelopment: identity.isDevelopment,
+  };
+}

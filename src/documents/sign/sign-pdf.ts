@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { assertSignableRequest, buildAuditRecord } from './audit.js';
+import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from './cms.js';
+import type { SigningIdentity } from './identity.js';
+import { RevisionEdits } from './pdf/edits.js';
+import { IncrementalUpdate } from './pdf/incremental.js';
+import { readPdfStructure } from './pdf/structure.js';
+import { pdfDate, pdfTextString } from './pdf/text.js';
+import { requestTimestamp } from './timestamp.js';
+import type { FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
+
+/**
+ * PAdES B-B (B-T with a TSA) signing as an incremental update: the original bytes stay
+ * untouched, and one new revision carries the audit page(s), the audit-trail.json
+ * attachment, the signature field and the signature, so the signature covers them all.
+ */
+export const AUDIT_FILE_NAME = 'audit-trail.json';
+
+const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
+/** Room for ECDSA length jitter and the unsigned-attribute wrapper of a timestamp. */
+const CONTENTS_MARGIN = 64;
+
+const cmsSizeCache = new Map<string, number>();
+const tsaTokenSizeCache = new Map<string, number>();
+
+/** Placeholder size from a trial signature over a dummy digest (+ measured timestamp room). */
+async function contentsSize(signer: CmsSigner, options: SignOptions): Promise<number> {
+  const key = signer.certificate.fingerprint256 + signer.chain.map((c) => c.fingerprint256).join();
+  let size = cmsSizeCache.get(key);
+  if (size === undefined) {
+    size = signDigest(Buffer.alloc(32), signer).cms.length;
+    if (cmsSizeCache.size > 64) cmsSizeCache.clear();
+    cmsSizeCache.set(key, size);
+  }
+  if (options.tsa) {
+    let token = tsaTokenSizeCache.get(options.tsa.url);
+    if (token === undefined) {
+      token = (await requestTimestamp(Buffer.alloc(512, 1), options.tsa)).length;
+      tsaTokenSizeCache.set(options.tsa.url, token);
+    }
+    size += token + 256;
+  }
+  return size + CONTENTS_MARGIN;
+}
+
+function signatureDictionary(request: SignRequest, now: Date, contentsBytes: number): string {
+  const optional = [
+    request.signer.name ? `/Name ${pdfTextString(request.signer.name)}` : '',
+    request.reason ? `/Reason ${pdfTextString(request.reason)}` : '',
+    request.location ? `/Location ${pdfTextString(request.location)}` : '',
+    request.contactInfo ? `/ContactInfo ${pdfTextString(request.contactInfo)}` : '',
+  ].filter(Boolean).join(' ');
+  return `<</Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached /ByteRange ${BYTE_RANGE_PLACEHOLDER} ` +
+    `/Contents <${'0'.repeat(contentsBytes * 2)}> /M ${pdfDate(now)} ${optional} /Prop_Build <</App <</Name /docproc>>>>>>`;
+}
+
+const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance => !!a && typeof (a as FieldAppearance).field === 'string';
+
+export async function signPdfReport(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<SignResult> {
+  assertSignableRequest(request);
+  const structure = await readPdfStructure(input);
+  if (structure.docMdpPermission === 1) {
+    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
+  }
+  const now = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000);
+  const warnings: string[] = [];
+  const alreadySigned = structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined;
+  const title = structure.title?.trim() || request.documentName || 'Untitled document';
+  const audit = buildAuditRecord(request, input, identity, now, title, options);
+
+  const update = new IncrementalUpdate(structure);
+  const edits = new RevisionEdits(structure, update);
+  if (request.certificate?.enabled !== false) {
+    if (alreadySigned) {
+      warnings.push('The PDF already carries signatures: no audit page was added, because a page added after signing is reported as a forbidden change by strict validators.');
+    } else {
+      edits.addAuditPages(audit);
+    }
+  }
+  if (structure.docMdpPermission === undefined) {
+    edits.attachJson(AUDIT_FILE_NAME, 'docproc signature audit trail', Buffer.from(JSON.stringify(audit, null, 2)), now);
+    if (alreadySigned) warnings.push(`The audit record is attached as ${AUDIT_FILE_NAME} in the new signed revision; the earlier signatures stay valid but still cover only their own revisions.`);
+  } else {
+    warnings.push(`The PDF is certified (DocMDP): the ${AUDIT_FILE_NAME} attachment was left out because the certification does not permit it.`);
+  }
+
+  const signatureRef = update.allocate();
+  const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
+  if (isFieldAppearance(request.appearance)) edits.fillSignatureField(signatureRef, request.appearance, appearanceText);
+  else edits.addSignatureField(signatureRef, request.appearance as RectAppearance | undefined, appearanceText);
+  edits.finish();
+
+  const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };
+  const size = await contentsSize(signer, options);
+  const dictionary = signatureDictionary(request, now, size);
+  update.set(signatureRef, dictionary);
+  const written = update.write();
+  const pdf = written.bytes;
+
+  const body = written.bodyOffsets.get(signatureRef.objectNumber)!;
+  const byteRangeAt = body + dictionary.indexOf(BYTE_RANGE_PLACEHOLDER);
+  const contentsStart = body + dictionary.indexOf('/Contents <') + '/Contents '.length;
+  const contentsEnd = contentsStart + size * 2 + 2;
+  const byteRange = `[0 ${contentsStart} ${contentsEnd} ${pdf.length - contentsEnd}]`.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' ');
+  if (byteRange.length !== BYTE_RANGE_PLACEHOLDER.length) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
+  pdf.write(byteRange, byteRangeAt, 'latin1');
+
+  const digest = createHash('sha256').update(pdf.subarray(0, contentsStart)).update(pdf.subarray(contentsEnd)).digest();
+  const attributes = buildSignedAttributes(digest, identity.certificate);
+  const signatureValue = signAttributes(attributes, identity.privateKey);
+  const timeStampToken = options.tsa ? await requestTimestamp(signatureValue, options.tsa) : undefined;
+  const cms = assembleSignedData({ signer, attributes, signatureValue, timeStampToken });
+  if (cms.length > size) {
+    tsaTokenSizeCache.clear();
+    throw new AppError(503, ErrorCode.SIGNING_ERROR, 'The signature did not fit its reserved space (the timestamp authority changed its reply size); retry the request.');
+  }
+  pdf.write(cms.toString('hex').toUpperCase(), contentsStart + 1, 'latin1');
+  return { document: pdf, warnings, audit };
+}
+
+/** Signs a PDF; see signPdfReport for the warnings and the audit record. */
+export async function signPdf(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<Buffer> {
+  return (await signPdfReport(input, request, identity, options)).document;
+}

@@ -1,0 +1,83 @@
+/** The engine's view of a sign request (the route maps JSON or multipart onto it). */
+export interface SignerInfo {
+  email: string;
+  name: string;
+  ip?: string;
+  userAgent?: string;
+}
+
+export type AuditEventType = 'ready' | 'scroll' | 'field_change' | 'submit';
+
+export interface AuditEvent {
+  type: AuditEventType;
+  timestamp: string;
+  data?: Record<string, unknown>;
+}
+
+export interface RectAppearance {
+  /** 1-based page number. */
+  page: number;
+  /** PDF points from the bottom-left corner of the page. */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface FieldAppearance {
+  /** Name of an existing, empty signature field to fill. */
+  field: string;
+}
+
+export interface SignRequest {
+  signer: SignerInfo;
+  auditTrail: AuditEvent[];
+  eventId?: string;
+  metadata?: Record<string, unknown>;
+  /** Audit-trail certificate page; on unless enabled === false. */
+  certificate?: { enabled: boolean };
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  appearance?: RectAppearance | FieldAppearance;
+  /** Set by the route: correlates the audit record with logs. */
+  requestId?: string;
+  /** Shown as the document title when the PDF has none (e.g. the uploaded file name). */
+  documentName?: string;
+}
+
+export interface SignOptions {
+  /** RFC 3161 TSA (operator configuration): adds a signature timestamp (PAdES B-T). */
+  tsa?: { url: string; timeoutMs?: number };
+  /** Signing time; defaults to now. */
+  now?: Date;
+  /** SHA-256 (hex) of the document as the caller sent it, when the route converted it first (DOCX → PDF). */
+  receivedSha256?: string;
+}
+
+export interface SignResult {
+  document: Buffer;
+  warnings: string[];
+  audit: AuditRecord;
+}
+
+export interface AuditRecord {
+  service: 'docproc';
+  schemaVersion: 1;
+  requestId?: string;
+  document: { title: string; sha256: string; bytes: number };
+  signer: SignerInfo;
+  events: AuditEvent[];
+  eventId?: string;
+  metadata?: Record<string, unknown>;
+  signedAt: string;
+  signature: {
+    reason?: string;
+    location?: string;
+    certificateSubject: string;
+    certificateIssuer: string;
+    certificateFingerprint: string;
+    developmentCertificate: boolean;
+    timestampAuthority?: string;
+  };
+}
