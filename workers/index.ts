@@ -1,3 +1,4 @@
 // Piscina tasks: every named export here is a task (see workers/dispatch.ts).
 // Each engine keeps a thin adapter in workers/<engine>.ts; re-export it here.
 export { ping } from './ping.js';
+export * from './annotate.js';

@@ -1,0 +1,21 @@
+import { envelopeTask } from '../src/compute/task-envelope.js';
+import { annotateDocx, type AnnotateField, type AnnotateOptions } from '../src/documents/annotate/index.js';
+
+/** Structured-clonable input of the `annotate` worker task. */
+export interface AnnotateTaskInput {
+  template: Uint8Array;
+  fields: AnnotateField[];
+  data?: Record<string, unknown>;
+  images?: Record<string, Uint8Array>;
+  options?: AnnotateOptions;
+}
+
+export interface AnnotateTaskOutput {
+  docx: Uint8Array;
+  warnings: string[];
+}
+
+export const annotate = envelopeTask<AnnotateTaskInput, AnnotateTaskOutput>((input) => {
+  const result = annotateDocx(input);
+  return { docx: new Uint8Array(result.docx.buffer, result.docx.byteOffset, result.docx.byteLength), warnings: result.warnings };
+});
