@@ -1,0 +1,170 @@
+import { timingSafeEqual } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import {
+  OID_NAMES,
+  WEAK_HASHES,
+  describeScheme,
+  hashBytes,
+  hashFromOid,
+  recoverRsaDigestInfo,
+  schemeHash,
+  signatureScheme,
+  verifySignature,
+  type HashName,
+  type SignatureScheme,
+} from './algorithms.js';
+import { parseCert, type Cert } from './certificates.js';
+
+const OID_SIGNED_DATA = '1.2.840.113549.1.7.2';
+const OID_CONTENT_TYPE = '1.2.840.113549.1.9.3';
+const OID_MESSAGE_DIGEST = '1.2.840.113549.1.9.4';
+const OID_SIGNING_TIME = '1.2.840.113549.1.9.5';
+export const OID_SIGNATURE_TIMESTAMP = '1.2.840.113549.1.9.16.2.14';
+const OID_SUBJECT_KEY_ID = '2.5.29.14';
+
+export interface CmsCheck {
+  /** Why the CMS could not be used at all (undefined when it decoded). */
+  formatError?: string;
+  /** The CMS decoded but something required by CMS/PAdES is missing (e.g. the message-digest attribute). */
+  structureError?: string;
+  certificates: Cert[];
+  signerCert?: Cert;
+  digest?: HashName;
+  scheme?: SignatureScheme;
+  algorithmDescription?: string;
+  /** Names an algorithm we cannot verify (unknown or broken beyond use). */
+  unsupportedAlgorithm?: string;
+  /** Names an algorithm that verified but is too weak to pass (SHA-1, short RSA keys). */
+  weakAlgorithm?: string;
+  intact: boolean;
+  cryptoValid: boolean;
+  signingTime?: Date;
+  signatureValue?: Uint8Array;
+  eContent?: Uint8Array;
+  eContentType?: string;
+  timestampToken?: Uint8Array;
+  signerCount: number;
+}
+
+/** How to hash the signed content: detached (PDF byte ranges) or the encapsulated content. */
+export type ContentDigester = (hash: HashName) => Buffer;
+
+const emptyCheck = (formatError: string): CmsCheck => ({ formatError, certificates: [], intact: false, cryptoValid: false, signerCount: 0 });
+
+const bytesOf = (view: ArrayBuffer | Uint8Array) => (view instanceof Uint8Array ? view : new Uint8Array(view));
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b);
+
+/** The [0] IMPLICIT certificates of a SignedData, each as its original DER (re-encoding could break signatures). */
+function rawCertificates(signedDataAsn1: asn1js.AsnType): Uint8Array[] {
+  if (!(signedDataAsn1 instanceof asn1js.Sequence)) return [];
+  const certSet = signedDataAsn1.valueBlock.value.find((el) => el.idBlock.tagClass === 3 && el.idBlock.tagNumber === 0);
+  if (!certSet || !(certSet instanceof asn1js.Constructed)) return [];
+  return certSet.valueBlock.value
+    .filter((el) => el.idBlock.tagClass === 1 && el.idBlock.tagNumber === 16)
+    .map((el) => bytesOf(el.valueBeforeDecodeView));
+}
+
+function findSigner(signerInfo: pkijs.SignerInfo, certs: Cert[]): Cert | undefined {
+  const sid = signerInfo.sid;
+  if (sid instanceof pkijs.IssuerAndSerialNumber) {
+    return certs.find((c) => c.parsed.serialNumber.isEqual(sid.serialNumber) && c.parsed.issuer.isEqual(sid.issuer));
+  }
+  const keyId = sid instanceof asn1js.Constructed ? sid.valueBlock.value[0] : sid;
+  const wanted = keyId instanceof asn1js.OctetString ? bytesOf(keyId.valueBlock.valueHexView) : undefined;
+  if (!wanted) return undefined;
+  return certs.find((c) => {
+    const ext = c.parsed.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID);
+    const value = ext?.parsedValue;
+    return value instanceof asn1js.OctetString && sameBytes(bytesOf(value.valueBlock.valueHexView), wanted);
+  });
+}
+
+function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: string): asn1js.AsnType | undefined {
+  return attrs?.attributes.find((a) => a.type === oid)?.values[0];
+}
+
+function rsaKeyBits(cert: Cert): number | undefined {
+  const details = cert.x509.publicKey.asymmetricKeyDetails;
+  return cert.x509.publicKey.asymmetricKeyType === 'rsa' ? details?.modulusLength : undefined;
+}
+
+/**
+ * Checks one CMS SignedData: the content digest against the message-digest attribute (intact)
+ * and the signer's signature over the DER signed attributes (cryptoValid). Never throws.
+ */
+export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester): CmsCheck {
+  let signedData: pkijs.SignedData;
+  let signedDataAsn1: asn1js.AsnType;
+  try {
+    const asn1 = asn1js.fromBER(cms);
+    if (asn1.offset === -1) return emptyCheck('the signature value is not DER-encoded CMS');
+    const contentInfo = new pkijs.ContentInfo({ schema: asn1.result });
+    if (contentInfo.contentType !== OID_SIGNED_DATA) return emptyCheck('the CMS object is not SignedData');
+    signedDataAsn1 = contentInfo.content;
+    signedData = new pkijs.SignedData({ schema: signedDataAsn1 });
+  } catch {
+    return emptyCheck('the signature value is not a well-formed CMS SignedData');
+  }
+  const certificates = rawCertificates(signedDataAsn1).flatMap((der) => parseCert(der) ?? []);
+  const check: CmsCheck = { certificates, intact: false, cryptoValid: false, signerCount: signedData.signerInfos.length };
+  const signerInfo = signedData.signerInfos[0];
+  if (!signerInfo) return { ...check, structureError: 'the CMS SignedData has no signer' };
+
+  const eContent = signedData.encapContentInfo.eContent;
+  if (eContent) check.eContent = bytesOf(eContent.getValue());
+  check.eContentType = signedData.encapContentInfo.eContentType;
+  check.signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
+  const tst = attribute(signerInfo.unsignedAttrs, OID_SIGNATURE_TIMESTAMP);
+  if (tst) check.timestampToken = bytesOf(tst.valueBeforeDecodeView);
+  const signingTime = attribute(signerInfo.signedAttrs, OID_SIGNING_TIME);
+  if (signingTime instanceof asn1js.UTCTime || signingTime instanceof asn1js.GeneralizedTime) check.signingTime = signingTime.toDate();
+
+  check.signerCert = findSigner(signerInfo, certificates);
+  const digestOid = signerInfo.digestAlgorithm.algorithmId;
+  const digest = hashFromOid(digestOid);
+  if (!digest) return { ...check, unsupportedAlgorithm: OID_NAMES[digestOid] ?? `digest algorithm ${digestOid}` };
+  check.digest = digest;
+  const scheme = signatureScheme(signerInfo.signatureAlgorithm, digest);
+  if (!scheme) {
+    const oid = signerInfo.signatureAlgorithm.algorithmId;
+    return { ...check, unsupportedAlgorithm: OID_NAMES[oid] ?? `signature algorithm ${oid}` };
+  }
+  check.scheme = scheme;
+  check.algorithmDescription = describeScheme(scheme);
+  const weakHash = [digest, schemeHash(scheme)].find((h) => h && WEAK_HASHES.has(h));
+  if (weakHash) check.weakAlgorithm = weakHash.toUpperCase().replace('SHA', 'SHA-');
+
+  const contentDigest = check.eContent ? hashBytes(digest, check.eContent) : digestContent(digest);
+  if (signerInfo.signedAttrs) {
+    const messageDigest = attribute(signerInfo.signedAttrs, OID_MESSAGE_DIGEST);
+    if (!(messageDigest instanceof asn1js.OctetString)) {
+      check.structureError = 'the signed attributes have no message-digest: the signature does not bind the document';
+    } else {
+      check.intact = sameBytes(bytesOf(messageDigest.valueBlock.valueHexView), contentDigest);
+    }
+    if (!attribute(signerInfo.signedAttrs, OID_CONTENT_TYPE)) check.structureError ??= 'the signed attributes have no content-type';
+    if (check.signerCert) {
+      const signedAttrs = bytesOf(signerInfo.signedAttrs.encodedValue);
+      check.cryptoValid = verifySignature(scheme, check.signerCert.x509.publicKey, signedAttrs, check.signatureValue);
+    }
+  } else if (check.signerCert) {
+    // No signed attributes: the signature is directly over the content; for RSA the digest can be read back.
+    const key = check.signerCert.x509.publicKey;
+    const recovered = scheme.kind === 'rsa-pkcs1' ? recoverRsaDigestInfo(key, check.signatureValue) : undefined;
+    const cmsContent = check.eContent;
+    if (cmsContent) {
+      check.cryptoValid = verifySignature(scheme, key, cmsContent, check.signatureValue);
+    } else if (recovered) {
+      check.intact = sameBytes(recovered.digest, contentDigest);
+      check.cryptoValid = check.intact;
+    } else {
+      check.structureError = 'a detached signature without signed attributes can only be checked for RSA PKCS#1 v1.5';
+    }
+    if (cmsContent) check.intact = check.cryptoValid;
+  }
+  const bits = check.signerCert ? rsaKeyBits(check.signerCert) : undefined;
+  if (bits !== undefined && bits < 1024) check.weakAlgorithm ??= `RSA-${bits}`;
+  return check;
+}

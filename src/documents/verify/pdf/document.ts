@@ -1,0 +1,330 @@
+import { decodeStream } from './filters.js';
+import { PdfDict, PdfRef, PdfStream, asArray, asDict, asNumber, isName, type PdfValue } from './objects.js';
+import { PdfParser, PdfSyntaxError, indexOf, lastIndexOf } from './parser.js';
+
+export type XrefEntry =
+  | { kind: 'offset'; offset: number; gen: number }
+  | { kind: 'compressed'; stream: number; index: number }
+  | { kind: 'free' };
+
+const MAX_XREF_SECTIONS = 1000;
+const MAX_OBJECT_NUMBER = 10_000_000;
+const MAX_RESOLVE_HOPS = 32;
+
+interface XrefChain {
+  entries: Map<number, XrefEntry>;
+  trailer: PdfDict;
+  sectionOffsets: number[];
+}
+
+/**
+ * One state of a PDF: the objects visible through the cross-reference chain that starts at the
+ * last `startxref` before `limit`. For an incremental file, a view with limit = end of revision N
+ * shows the document exactly as it was when revision N was written.
+ */
+export class PdfView {
+  private readonly cache = new Map<number, PdfValue>();
+  private readonly objectStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number>; first: number }>();
+  private scanned?: Map<number, number>;
+  readonly entries: Map<number, XrefEntry>;
+  readonly trailer: PdfDict;
+  readonly sectionOffsets: number[];
+  /** True when the cross-reference data was unusable and objects were located by scanning. */
+  readonly reconstructed: boolean;
+
+  constructor(
+    readonly data: Uint8Array,
+    readonly limit: number,
+  ) {
+    const chain = this.readChain();
+    if (chain) {
+      this.entries = chain.entries;
+      this.trailer = chain.trailer;
+      this.sectionOffsets = chain.sectionOffsets;
+      this.reconstructed = false;
+    } else {
+      const rebuilt = this.reconstruct();
+      this.entries = rebuilt.entries;
+      this.trailer = rebuilt.trailer;
+      this.sectionOffsets = [];
+      this.reconstructed = true;
+    }
+  }
+
+  get startxref(): number | undefined {
+    return this.sectionOffsets[0];
+  }
+
+  /** Follows references (bounded) to the direct value; undefined for missing or unreadable objects. */
+  resolve(value: PdfValue | undefined): PdfValue | undefined {
+    let current = value;
+    for (let hops = 0; current instanceof PdfRef; hops++) {
+      if (hops > MAX_RESOLVE_HOPS) return undefined;
+      current = this.getObject(current.num);
+    }
+    return current;
+  }
+
+  dict(value: PdfValue | undefined): PdfDict | undefined {
+    return asDict(this.resolve(value));
+  }
+
+  array(value: PdfValue | undefined): PdfValue[] | undefined {
+    return asArray(this.resolve(value));
+  }
+
+  get catalog(): PdfDict | undefined {
+    return this.dict(this.trailer.get('Root'));
+  }
+
+  getObject(num: number): PdfValue | undefined {
+    if (this.cache.has(num)) return this.cache.get(num);
+    this.cache.set(num, undefined as unknown as PdfValue); // cycle guard while loading
+    let value: PdfValue | undefined;
+    try {
+      value = this.loadObject(num);
+    } catch {
+      value = undefined;
+    }
+    if (value === undefined) this.cache.delete(num);
+    else this.cache.set(num, value);
+    return value;
+  }
+
+  private loadObject(num: number): PdfValue | undefined {
+    const entry = this.entries.get(num);
+    if (!entry || entry.kind === 'free') return undefined;
+    if (entry.kind === 'compressed') return this.loadCompressed(entry.stream, entry.index, num);
+    const direct = this.parseAt(entry.offset, num);
+    if (direct !== undefined) return direct;
+    const scannedOffset = this.scan().get(num);
+    return scannedOffset === undefined ? undefined : this.parseAt(scannedOffset, num);
+  }
+
+  private parseAt(offset: number, num: number): PdfValue | undefined {
+    if (!Number.isInteger(offset) || offset < 0 || offset >= this.limit) return undefined;
+    try {
+      const parser = new PdfParser(this.data, offset, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)));
+      const obj = parser.parseIndirectObject();
+      return obj.num === num ? obj.value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private resolveLengthRef(ref: PdfRef): PdfValue | undefined {
+    const entry = this.entries.get(ref.num);
+    if (entry?.kind !== 'offset') return undefined;
+    try {
+      return new PdfParser(this.data, entry.offset, true, this.limit).parseIndirectObject().value;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private loadCompressed(streamNum: number, index: number, num: number): PdfValue | undefined {
+    let objStm = this.objectStreams.get(streamNum);
+    if (!objStm) {
+      const entry = this.entries.get(streamNum);
+      if (entry?.kind !== 'offset') return undefined;
+      const stream = this.parseAt(entry.offset, streamNum);
+      if (!(stream instanceof PdfStream) || !isName(stream.dict.get('Type'), 'ObjStm')) return undefined;
+      const data = decodeStream(stream);
+      const n = asNumber(stream.dict.get('N')) ?? 0;
+      const first = asNumber(stream.dict.get('First')) ?? 0;
+      const header = new PdfParser(data, 0, false, Math.min(first, data.length));
+      const offsets = new Map<number, number>();
+      for (let i = 0; i < n && i < 1_000_000; i++) {
+        const objNum = header.parseObject();
+        const objOffset = header.parseObject();
+        if (typeof objNum !== 'number' || typeof objOffset !== 'number') break;
+        if (!offsets.has(objNum)) offsets.set(objNum, objOffset);
+      }
+      objStm = { data, offsets, first };
+      this.objectStreams.set(streamNum, objStm);
+    }
+    void index;
+    const rel = objStm.offsets.get(num);
+    if (rel === undefined) return undefined;
+    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+  }
+
+  /** Offsets of "n g obj" found by scanning the bytes of this revision (later definitions win). */
+  private scan(): Map<number, number> {
+    if (this.scanned) return this.scanned;
+    const found = new Map<number, number>();
+    const text = Buffer.from(this.data.buffer, this.data.byteOffset, this.limit).toString('latin1');
+    const re = /(?<![0-9])(\d{1,8})[ \t\r\n\f\0]+(\d{1,5})[ \t\r\n\f\0]+obj(?![A-Za-z])/g;
+    for (let m = re.exec(text); m; m = re.exec(text)) found.set(Number(m[1]), m.index);
+    this.scanned = found;
+    return found;
+  }
+
+  private reconstruct(): { entries: Map<number, XrefEntry>; trailer: PdfDict } {
+    const entries = new Map<number, XrefEntry>();
+    for (const [num, offset] of this.scan()) entries.set(num, { kind: 'offset', offset, gen: 0 });
+    let trailer: PdfDict | undefined;
+    for (let at = lastIndexOf(this.data, 'trailer', this.limit); at >= 0 && !trailer; at = lastIndexOf(this.data, 'trailer', at)) {
+      try {
+        const parser = new PdfParser(this.data, at + 'trailer'.length, true, this.limit);
+        const value = parser.parseObject();
+        if (value instanceof PdfDict && value.has('Root')) trailer = value;
+      } catch {
+        /* keep looking */
+      }
+    }
+    if (!trailer) {
+      for (const [num] of entries) {
+        const value = this.parseAt((entries.get(num) as { offset: number }).offset, num);
+        const dict = asDict(value);
+        if (value instanceof PdfStream && isName(dict?.get('Type'), 'XRef') && dict?.has('Root')) trailer = dict;
+        else if (isName(dict?.get('Type'), 'Catalog')) trailer = new PdfDict(new Map([['Root', new PdfRef(num, 0)]]));
+      }
+    }
+    if (!trailer) throw new PdfSyntaxError('no document catalog found');
+    return { entries, trailer };
+  }
+
+  private readChain(): XrefChain | undefined {
+    const at = lastIndexOf(this.data, 'startxref', this.limit);
+    if (at < 0) return undefined;
+    let start: number;
+    try {
+      const value = new PdfParser(this.data, at + 'startxref'.length, true, this.limit).parseObject();
+      if (typeof value !== 'number') return undefined;
+      start = value;
+    } catch {
+      return undefined;
+    }
+    const entries = new Map<number, XrefEntry>();
+    const sectionOffsets: number[] = [];
+    let trailer: PdfDict | undefined;
+    const visited = new Set<number>();
+    let offset: number | undefined = start;
+    while (offset !== undefined && sectionOffsets.length < MAX_XREF_SECTIONS) {
+      if (visited.has(offset) || !Number.isInteger(offset) || offset < 0 || offset >= this.limit) break;
+      visited.add(offset);
+      const sectionTrailer = this.readSection(offset, entries);
+      if (!sectionTrailer) {
+        if (sectionOffsets.length === 0) return undefined;
+        break;
+      }
+      sectionOffsets.push(offset);
+      trailer ??= sectionTrailer;
+      const prev = sectionTrailer.get('Prev');
+      offset = typeof prev === 'number' ? prev : undefined;
+    }
+    if (!trailer || !trailer.has('Root')) return undefined;
+    return { entries, trailer, sectionOffsets };
+  }
+
+  /** Reads one xref section (table or stream) at offset into entries (entries already set win). */
+  private readSection(offset: number, entries: Map<number, XrefEntry>): PdfDict | undefined {
+    const parser = new PdfParser(this.data, offset, true, this.limit);
+    try {
+      if (parser.peekKeyword() === 'xref') {
+        parser.readKeyword();
+        const table = new Map<number, XrefEntry>();
+        const trailer = this.readXrefTable(parser, table);
+        const hybrid = trailer.get('XRefStm');
+        if (typeof hybrid === 'number' && hybrid >= 0 && hybrid < this.limit) {
+          try {
+            this.readXrefStream(new PdfParser(this.data, hybrid, true, this.limit), entries);
+          } catch {
+            /* the table still stands */
+          }
+        }
+        for (const [num, entry] of table) if (!entries.has(num)) entries.set(num, entry);
+        return trailer;
+      }
+      return this.readXrefStream(parser, entries);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private readXrefTable(parser: PdfParser, table: Map<number, XrefEntry>): PdfDict {
+    for (let subsections = 0; subsections < 100_000; subsections++) {
+      if (parser.peekKeyword() === 'trailer') {
+        parser.readKeyword();
+        const trailer = parser.parseObject();
+        if (!(trailer instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
+        return trailer;
+      }
+      const first = parser.parseObject();
+      const count = parser.parseObject();
+      if (typeof first !== 'number' || typeof count !== 'number' || count < 0 || first < 0 || first + count > MAX_OBJECT_NUMBER) {
+        throw new PdfSyntaxError('bad xref subsection');
+      }
+      for (let i = 0; i < count; i++) {
+        const offset = parser.parseObject();
+        const gen = parser.parseObject();
+        const type = parser.readKeyword();
+        if (typeof offset !== 'number' || typeof gen !== 'number') throw new PdfSyntaxError('bad xref entry');
+        const num = first + i;
+        if (table.has(num)) continue;
+        if (type === 'n') table.set(num, { kind: 'offset', offset, gen });
+        else if (type === 'f') table.set(num, { kind: 'free' });
+        else throw new PdfSyntaxError('bad xref entry type');
+      }
+    }
+    throw new PdfSyntaxError('too many xref subsections');
+  }
+
+  private readXrefStream(parser: PdfParser, entries: Map<number, XrefEntry>): PdfDict {
+    const { value } = parser.parseIndirectObject();
+    if (!(value instanceof PdfStream) || !isName(value.dict.get('Type'), 'XRef')) throw new PdfSyntaxError('not an xref stream');
+    const dict = value.dict;
+    const widths = (asArray(dict.get('W')) ?? []).map((w) => asNumber(w) ?? -1);
+    if (widths.length < 3 || widths.some((w) => w < 0 || w > 8)) throw new PdfSyntaxError('bad /W in xref stream');
+    const size = asNumber(dict.get('Size')) ?? 0;
+    const index = (asArray(dict.get('Index')) ?? [0, size]).map((v) => asNumber(v) ?? -1);
+    const data = decodeStream(value);
+    const rowLength = widths[0]! + widths[1]! + widths[2]!;
+    if (rowLength === 0) throw new PdfSyntaxError('empty xref rows');
+    let pos = 0;
+    const field = (width: number, fallback: number) => {
+      if (width === 0) return fallback;
+      let v = 0;
+      for (let i = 0; i < width; i++) v = v * 256 + data[pos++]!;
+      return v;
+    };
+    for (let k = 0; k + 1 < index.length; k += 2) {
+      const first = index[k]!;
+      const count = index[k + 1]!;
+      if (first < 0 || count < 0 || first + count > MAX_OBJECT_NUMBER) throw new PdfSyntaxError('bad /Index');
+      for (let i = 0; i < count && pos + rowLength <= data.length; i++) {
+        const type = field(widths[0]!, 1);
+        const a = field(widths[1]!, 0);
+        const b = field(widths[2]!, 0);
+        const num = first + i;
+        if (entries.has(num)) continue;
+        if (type === 0) entries.set(num, { kind: 'free' });
+        else if (type === 1) entries.set(num, { kind: 'offset', offset: a, gen: b });
+        else if (type === 2) entries.set(num, { kind: 'compressed', stream: a, index: b });
+      }
+    }
+    return dict;
+  }
+}
+
+export interface RevisionEnd {
+  /** Offset just past "%%EOF". */
+  marker: number;
+  /** Offset past the end-of-line that follows the marker, if any. */
+  end: number;
+}
+
+/** Where each "%%EOF" marker ends, in file order. */
+export function revisionEnds(data: Uint8Array): RevisionEnd[] {
+  const ends: RevisionEnd[] = [];
+  for (let at = indexOf(data, '%%EOF', 0); at >= 0 && ends.length < 10_000; at = indexOf(data, '%%EOF', at + 5)) {
+    let end = at + 5;
+    if (data[end] === 0x0d) end++;
+    if (data[end] === 0x0a) end++;
+    ends.push({ marker: at + 5, end });
+  }
+  return ends;
+}
+
+export const isPdfRef = (v: PdfValue | undefined): v is PdfRef => v instanceof PdfRef;

@@ -1,0 +1,316 @@
+import { PdfDict, PdfName, PdfRef, PdfStream, PdfString, type PdfValue } from './objects.js';
+
+/** Thrown for syntax the parser cannot make sense of; callers treat the object as unreadable. */
+export class PdfSyntaxError extends Error {}
+
+const MAX_DEPTH = 64;
+const MAX_COLLECTION_ITEMS = 200_000;
+
+const isWhite = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0c || c === 0x00;
+const isDelimiter = (c: number) =>
+  c === 0x28 || c === 0x29 || c === 0x3c || c === 0x3e || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d || c === 0x2f || c === 0x25;
+const isRegular = (c: number) => !isWhite(c) && !isDelimiter(c);
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+type Keyword = { keyword: string };
+type Token = PdfValue | Keyword | { open: '<<' | '[' } | { close: '>>' | ']' };
+
+/** Resolves an indirect /Length while a stream is being read (the xref may already know it). */
+export type LengthResolver = (ref: PdfRef) => number | undefined;
+
+/**
+ * A PDF object parser over a byte buffer. `base` maps positions to file offsets: it is 0 for
+ * the file itself and -1 for decoded object-stream data (strings there have no file position).
+ */
+export class PdfParser {
+  pos: number;
+
+  constructor(
+    readonly data: Uint8Array,
+    start = 0,
+    readonly inFile = true,
+    readonly limit = data.length,
+    readonly resolveLength?: LengthResolver,
+  ) {
+    this.pos = start;
+  }
+
+  skipWhitespace(): void {
+    const d = this.data;
+    while (this.pos < this.limit) {
+      const c = d[this.pos]!;
+      if (isWhite(c)) this.pos++;
+      else if (c === 0x25) {
+        while (this.pos < this.limit && d[this.pos] !== 0x0a && d[this.pos] !== 0x0d) this.pos++;
+      } else break;
+    }
+  }
+
+  private readRegular(): string {
+    const start = this.pos;
+    while (this.pos < this.limit && isRegular(this.data[this.pos]!)) this.pos++;
+    return Buffer.from(this.data.subarray(start, this.pos)).toString('latin1');
+  }
+
+  private readName(): PdfName {
+    this.pos++; // '/'
+    const bytes: number[] = [];
+    while (this.pos < this.limit && isRegular(this.data[this.pos]!)) {
+      const c = this.data[this.pos]!;
+      if (c === 0x23 && this.pos + 2 < this.limit) {
+        const h = hexValue(this.data[this.pos + 1]!);
+        const l = hexValue(this.data[this.pos + 2]!);
+        if (h >= 0 && l >= 0) {
+          bytes.push(h * 16 + l);
+          this.pos += 3;
+          continue;
+        }
+      }
+      bytes.push(c);
+      this.pos++;
+    }
+    return new PdfName(Buffer.from(bytes).toString('latin1'));
+  }
+
+  private readLiteralString(): PdfString {
+    const start = this.pos;
+    const d = this.data;
+    this.pos++;
+    const out: number[] = [];
+    let depth = 1;
+    while (this.pos < this.limit) {
+      const c = d[this.pos++]!;
+      if (c === 0x5c) {
+        if (this.pos >= this.limit) break;
+        const e = d[this.pos++]!;
+        const simple: Record<number, number> = { 0x6e: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x66: 12, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
+        if (simple[e] !== undefined) out.push(simple[e]!);
+        else if (e >= 0x30 && e <= 0x37) {
+          let v = e - 0x30;
+          for (let k = 0; k < 2 && this.pos < this.limit && d[this.pos]! >= 0x30 && d[this.pos]! <= 0x37; k++) {
+            v = v * 8 + (d[this.pos++]! - 0x30);
+          }
+          out.push(v & 0xff);
+        } else if (e === 0x0d) {
+          if (d[this.pos] === 0x0a) this.pos++;
+        } else if (e !== 0x0a) out.push(e);
+        continue;
+      }
+      if (c === 0x28) depth++;
+      else if (c === 0x29 && --depth === 0) break;
+      out.push(c);
+    }
+    if (depth !== 0) throw new PdfSyntaxError('unterminated string');
+    return new PdfString(Uint8Array.from(out), false, this.inFile ? start : -1, this.inFile ? this.pos : -1);
+  }
+
+  private readHexString(): PdfString {
+    const start = this.pos;
+    const d = this.data;
+    this.pos++;
+    const nibbles: number[] = [];
+    while (this.pos < this.limit && d[this.pos] !== 0x3e) {
+      const v = hexValue(d[this.pos]!);
+      if (v >= 0) nibbles.push(v);
+      else if (!isWhite(d[this.pos]!)) throw new PdfSyntaxError('bad hex string');
+      this.pos++;
+    }
+    if (this.pos >= this.limit) throw new PdfSyntaxError('unterminated hex string');
+    this.pos++;
+    if (nibbles.length % 2) nibbles.push(0);
+    const bytes = new Uint8Array(nibbles.length / 2);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = nibbles[2 * i]! * 16 + nibbles[2 * i + 1]!;
+    return new PdfString(bytes, true, this.inFile ? start : -1, this.inFile ? this.pos : -1);
+  }
+
+  private nextToken(): Token {
+    this.skipWhitespace();
+    if (this.pos >= this.limit) throw new PdfSyntaxError('unexpected end of data');
+    const d = this.data;
+    const c = d[this.pos]!;
+    if (c === 0x2f) return this.readName();
+    if (c === 0x28) return this.readLiteralString();
+    if (c === 0x3c) {
+      if (d[this.pos + 1] === 0x3c) {
+        this.pos += 2;
+        return { open: '<<' };
+      }
+      return this.readHexString();
+    }
+    if (c === 0x3e && d[this.pos + 1] === 0x3e) {
+      this.pos += 2;
+      return { close: '>>' };
+    }
+    if (c === 0x5b) {
+      this.pos++;
+      return { open: '[' };
+    }
+    if (c === 0x5d) {
+      this.pos++;
+      return { close: ']' };
+    }
+    if (!isRegular(c)) {
+      this.pos++;
+      throw new PdfSyntaxError(`unexpected character 0x${c.toString(16)}`);
+    }
+    const word = this.readRegular();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) return Number(word);
+    if (word === 'true') return true;
+    if (word === 'false') return false;
+    if (word === 'null') return null;
+    return { keyword: word };
+  }
+
+  /** Tries to read "<int> <int> R" after an integer already consumed. */
+  private tryReference(first: number): PdfRef | undefined {
+    if (!Number.isInteger(first) || first < 0) return undefined;
+    const save = this.pos;
+    this.skipWhitespace();
+    const d = this.data;
+    let p = this.pos;
+    while (p < this.limit && isDigit(d[p]!)) p++;
+    if (p === this.pos || p - this.pos > 10) {
+      this.pos = save;
+      return undefined;
+    }
+    const gen = Number(Buffer.from(d.subarray(this.pos, p)).toString('latin1'));
+    let q = p;
+    while (q < this.limit && isWhite(d[q]!)) q++;
+    if (d[q] === 0x52 && (q + 1 >= this.limit || !isRegular(d[q + 1]!))) {
+      this.pos = q + 1;
+      return new PdfRef(first, gen);
+    }
+    this.pos = save;
+    return undefined;
+  }
+
+  /** Reads one direct object (a dictionary followed by `stream` becomes a PdfStream). */
+  parseObject(depth = 0): PdfValue {
+    if (depth > MAX_DEPTH) throw new PdfSyntaxError('objects nested too deeply');
+    const token = this.nextToken();
+    if (typeof token === 'number') return this.tryReference(token) ?? token;
+    if (token === null || typeof token !== 'object' || token instanceof PdfName || token instanceof PdfString) return token as PdfValue;
+    if ('open' in token) return token.open === '[' ? this.parseArray(depth) : this.parseDictOrStream(depth);
+    if ('close' in token) throw new PdfSyntaxError(`unexpected ${token.close}`);
+    if ('keyword' in token) throw new PdfSyntaxError(`unexpected keyword ${token.keyword}`);
+    return token as PdfValue;
+  }
+
+  private parseArray(depth: number): PdfValue[] {
+    const items: PdfValue[] = [];
+    for (;;) {
+      this.skipWhitespace();
+      if (this.data[this.pos] === 0x5d) {
+        this.pos++;
+        return items;
+      }
+      if (items.length >= MAX_COLLECTION_ITEMS) throw new PdfSyntaxError('array too large');
+      items.push(this.parseObject(depth + 1));
+    }
+  }
+
+  private parseDictOrStream(depth: number): PdfDict | PdfStream {
+    const entries = new Map<string, PdfValue>();
+    for (;;) {
+      this.skipWhitespace();
+      if (this.data[this.pos] === 0x3e && this.data[this.pos + 1] === 0x3e) {
+        this.pos += 2;
+        break;
+      }
+      if (this.data[this.pos] !== 0x2f) throw new PdfSyntaxError('dictionary key is not a name');
+      if (entries.size >= MAX_COLLECTION_ITEMS) throw new PdfSyntaxError('dictionary too large');
+      const key = this.readName().name;
+      entries.set(key, this.parseObject(depth + 1));
+    }
+    const dict = new PdfDict(entries);
+    const save = this.pos;
+    this.skipWhitespace();
+    if (this.matchKeyword('stream')) return this.readStreamBody(dict);
+    this.pos = save;
+    return dict;
+  }
+
+  private matchKeyword(word: string): boolean {
+    const d = this.data;
+    for (let i = 0; i < word.length; i++) if (d[this.pos + i] !== word.charCodeAt(i)) return false;
+    const after = this.pos + word.length;
+    if (after < this.limit && isRegular(d[after]!)) return false;
+    this.pos = after;
+    return true;
+  }
+
+  private readStreamBody(dict: PdfDict): PdfStream {
+    const d = this.data;
+    if (d[this.pos] === 0x0d) this.pos++;
+    if (d[this.pos] === 0x0a) this.pos++;
+    const start = this.pos;
+    let length: number | undefined;
+    const lengthValue = dict.get('Length');
+    if (typeof lengthValue === 'number') length = lengthValue;
+    else if (lengthValue instanceof PdfRef) length = this.resolveLength?.(lengthValue);
+    if (length !== undefined && Number.isInteger(length) && length >= 0 && start + length <= this.limit) {
+      const p = new PdfParser(d, start + length, this.inFile, this.limit);
+      p.skipWhitespace();
+      if (p.matchKeyword('endstream')) {
+        this.pos = p.pos;
+        return new PdfStream(dict, d, start, start + length);
+      }
+    }
+    const end = indexOf(d, 'endstream', start, this.limit);
+    if (end < 0) throw new PdfSyntaxError('stream without endstream');
+    let dataEnd = end;
+    if (d[dataEnd - 1] === 0x0a) dataEnd--;
+    if (d[dataEnd - 1] === 0x0d) dataEnd--;
+    this.pos = end + 'endstream'.length;
+    return new PdfStream(dict, d, start, Math.max(start, dataEnd));
+  }
+
+  /** Reads "num gen obj <object>" at the current position. */
+  parseIndirectObject(): { num: number; gen: number; value: PdfValue } {
+    const num = this.nextToken();
+    const gen = this.nextToken();
+    const kw = this.nextToken();
+    if (typeof num !== 'number' || typeof gen !== 'number' || !isKeyword(kw, 'obj')) {
+      throw new PdfSyntaxError('not an indirect object');
+    }
+    const value = this.parseObject();
+    return { num, gen, value };
+  }
+
+  /** Reads a bare keyword (e.g. "xref", "trailer") if it is next; returns it or undefined. */
+  peekKeyword(): string | undefined {
+    const save = this.pos;
+    this.skipWhitespace();
+    if (this.pos < this.limit && isRegular(this.data[this.pos]!)) {
+      const word = this.readRegular();
+      this.pos = save;
+      return word;
+    }
+    this.pos = save;
+    return undefined;
+  }
+
+  readKeyword(): string {
+    this.skipWhitespace();
+    return this.readRegular();
+  }
+}
+
+const isKeyword = (t: Token, word: string) => t !== null && typeof t === 'object' && 'keyword' in t && t.keyword === word;
+
+export function indexOf(data: Uint8Array, needle: string, from: number, to = data.length): number {
+  const idx = Buffer.from(data.buffer, data.byteOffset, Math.min(to, data.length)).indexOf(needle, from, 'latin1');
+  return idx;
+}
+
+export function lastIndexOf(data: Uint8Array, needle: string, before: number): number {
+  if (before <= 0) return -1;
+  return Buffer.from(data.buffer, data.byteOffset, data.length).lastIndexOf(needle, before - 1, 'latin1');
+}

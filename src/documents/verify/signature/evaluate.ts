@@ -1,0 +1,197 @@
+import * as asn1js from 'asn1js';
+import { hashRanges, recoverRsaDigestInfo } from '../cms/algorithms.js';
+import { buildChain, parseCert, summarizeCert, validAt, type Cert, type TrustStore } from '../cms/certificates.js';
+import { checkSignedData, type CmsCheck } from '../cms/signed-data.js';
+import { checkTimestampToken } from '../cms/timestamp.js';
+import type { PdfView, RevisionEnd } from '../pdf/document.js';
+import { PdfDict, PdfString, asArray, asDict, asNumber, asText, isName, nameOf, type PdfValue } from '../pdf/objects.js';
+import type { SignatureFieldRef } from '../pdf/structure.js';
+import type { DocMdpReport, SignatureReport } from '../types.js';
+import { checkByteRange, type ByteRangeCheck } from './byte-range.js';
+import { parsePdfDate } from './pdf-date.js';
+
+/** Everything about one signature that does not depend on the other signatures. */
+export interface SignatureFacts {
+  report: SignatureReport;
+  byteRange: ByteRangeCheck;
+  cms?: CmsCheck;
+  signerCert?: Cert;
+  /** A /Contents placeholder that was never filled (all zero bytes). */
+  placeholder: boolean;
+}
+
+export interface EvaluationContext {
+  data: Uint8Array;
+  final: PdfView;
+  revisions: RevisionEnd[];
+  trust: TrustStore;
+  now: Date;
+  signedView: (end: number) => PdfView | undefined;
+}
+
+function emptyReport(field: SignatureFieldRef): SignatureReport {
+  return {
+    field: field.name,
+    signed: false,
+    subFilter: null,
+    kind: 'approval',
+    signingTime: null,
+    reason: null,
+    location: null,
+    byteRange: null,
+    signer: null,
+    digestAlgorithm: null,
+    signatureAlgorithm: null,
+    intact: false,
+    cryptoValid: false,
+    trusted: false,
+    certificateValidAtSigningTime: false,
+    timestamp: null,
+    coverage: 'unclear',
+    modificationsAfter: 'none',
+    docMdp: null,
+    indication: 'INDETERMINATE',
+    subIndication: 'SIGNED_DATA_NOT_FOUND',
+    errors: [],
+    warnings: [],
+  };
+}
+
+export function docMdpOf(sigDict: PdfDict, view: PdfView): DocMdpReport | null {
+  for (const ref of view.array(sigDict.get('Reference')) ?? []) {
+    const reference = view.dict(ref);
+    if (!isName(reference?.get('TransformMethod'), 'DocMDP')) continue;
+    const p = asNumber(view.dict(reference?.get('TransformParams'))?.get('P')) ?? 2;
+    return { permission: p === 1 || p === 3 ? p : 2, respected: true };
+  }
+  return null;
+}
+
+/** The signature dictionary as it was in the signed revision (an attacker may have rewritten it later). */
+function signedSignatureDict(field: SignatureFieldRef, finalDict: PdfDict, ctx: EvaluationContext): { dict: PdfDict; view: PdfView } {
+  const br = asArray(finalDict.get('ByteRange'));
+  const end = br?.length === 4 && typeof br[2] === 'number' && typeof br[3] === 'number' ? br[2] + br[3] : undefined;
+  const view = end !== undefined && end <= ctx.data.length ? ctx.signedView(end) : undefined;
+  if (view && field.fieldNum !== undefined) {
+    const fieldThen = view.dict(view.getObject(field.fieldNum) ?? null);
+    const dictThen = view.dict(fieldThen?.get('V'));
+    if (dictThen) return { dict: dictThen, view };
+  }
+  return { dict: finalDict, view: ctx.final };
+}
+
+const certsFromValue = (view: PdfView, value: PdfValue | undefined): Cert[] => {
+  const resolved = view.resolve(value);
+  const list = asArray(resolved) ?? (resolved === undefined ? [] : [resolved]);
+  return list.flatMap((v) => {
+    const s = view.resolve(v);
+    return s instanceof PdfString ? (parseCert(s.bytes) ?? []) : [];
+  });
+};
+
+/** adbe.x509.rsa_sha1: /Contents is a DER OCTET STRING holding a PKCS#1 v1.5 signature over the byte-range digest. */
+function checkX509RsaSha1(contents: Uint8Array, certs: Cert[], ranges: Array<[number, number]>, data: Uint8Array): CmsCheck {
+  const check: CmsCheck = { certificates: certs, intact: false, cryptoValid: false, signerCount: 1, signerCert: certs[0] };
+  const asn1 = asn1js.fromBER(contents);
+  if (asn1.offset === -1 || !(asn1.result instanceof asn1js.OctetString)) return { ...check, formatError: 'the adbe.x509.rsa_sha1 /Contents is not a DER OCTET STRING' };
+  const signature = new Uint8Array(asn1.result.valueBlock.valueHexView);
+  check.signatureValue = signature;
+  if (!check.signerCert) return check;
+  if (check.signerCert.x509.publicKey.asymmetricKeyType !== 'rsa') return { ...check, formatError: 'adbe.x509.rsa_sha1 requires an RSA certificate' };
+  const recovered = recoverRsaDigestInfo(check.signerCert.x509.publicKey, signature);
+  if (!recovered) return check; // the signature does not decrypt with the signer's key
+  check.cryptoValid = true;
+  const hash = recovered.hash ?? 'sha1';
+  check.digest = hash;
+  check.scheme = { kind: 'rsa-pkcs1', hash };
+  check.algorithmDescription = `RSA PKCS#1 v1.5 with ${hash.toUpperCase().replace('SHA', 'SHA-')}`;
+  if (hash === 'sha1') check.weakAlgorithm = 'SHA-1';
+  const expected = hashRanges(hash, data, ranges);
+  check.intact = Buffer.from(recovered.digest).equals(expected);
+  return check;
+}
+
+const concatRanges = (data: Uint8Array, ranges: Array<[number, number]>) => Buffer.concat(ranges.map(([s, e]) => data.subarray(s, e)));
+
+/** Gathers facts about one signature field: byte range, CMS, certificates, time-stamps, DocMDP. */
+export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContext): SignatureFacts {
+  const report = emptyReport(field);
+  const finalDict = asDict(ctx.final.resolve(field.value));
+  if (!finalDict) {
+    report.errors.push('the signature field is empty (not signed)');
+    return { report, byteRange: { coverage: 'unclear' }, placeholder: true };
+  }
+  const { dict, view } = signedSignatureDict(field, finalDict, ctx);
+  const contents = view.resolve(dict.get('Contents'));
+  const contentBytes = contents instanceof PdfString ? contents.bytes : new Uint8Array();
+  const placeholder = contentBytes.every((b) => b === 0);
+  report.subFilter = nameOf(dict.get('SubFilter')) ?? null;
+  report.kind = isName(dict.get('Type'), 'DocTimeStamp') || report.subFilter === 'ETSI.RFC3161' ? 'documentTimestamp' : 'approval';
+  report.reason = asText(view.resolve(dict.get('Reason'))) ?? null;
+  report.location = asText(view.resolve(dict.get('Location'))) ?? null;
+  report.signingTime = parsePdfDate(asText(view.resolve(dict.get('M'))));
+  const docMdp = docMdpOf(dict, view);
+  if (docMdp) {
+    report.kind = 'certification';
+    report.docMdp = docMdp;
+  }
+  const brValue = view.resolve(dict.get('ByteRange'));
+  report.byteRange = Array.isArray(brValue) && brValue.every((n) => typeof n === 'number') ? (brValue as number[]) : null;
+  if (placeholder) {
+    report.errors.push('the signature field holds an unfilled placeholder (/Contents is empty): it is not signed');
+    return { report, byteRange: { coverage: 'unclear' }, placeholder: true };
+  }
+  report.signed = true;
+  const byteRange = checkByteRange(brValue, contents, ctx.data, ctx.revisions);
+  report.coverage = byteRange.coverage;
+  if (!byteRange.ranges) return { report, byteRange, placeholder: false };
+  const ranges = byteRange.ranges;
+
+  if (report.kind === 'documentTimestamp') {
+    const ts = checkTimestampToken(contentBytes, concatRanges(ctx.data, ranges), ctx.trust);
+    const { cms, ...timestamp } = ts;
+    report.timestamp = timestamp;
+    report.intact = ts.intact;
+    report.cryptoValid = ts.valid;
+    report.signingTime = ts.time ?? report.signingTime;
+    return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false }, ctx);
+  }
+
+  let cms: CmsCheck;
+  if (report.subFilter === 'adbe.x509.rsa_sha1') {
+    cms = checkX509RsaSha1(contentBytes, certsFromValue(view, dict.get('Cert')), ranges, ctx.data);
+  } else {
+    cms = checkSignedData(contentBytes, (hash) => hashRanges(hash, ctx.data, ranges));
+    if (cms.eContent && report.subFilter === 'adbe.pkcs7.sha1') {
+      const expected = hashRanges('sha1', ctx.data, ranges);
+      if (!expected.equals(cms.eContent)) cms.intact = false;
+      cms.weakAlgorithm ??= 'SHA-1';
+    } else if (cms.eContent) {
+      cms.structureError ??= 'the CMS encapsulates content, but a detached PDF signature must not';
+    }
+  }
+  report.intact = cms.intact;
+  report.cryptoValid = cms.cryptoValid;
+  report.digestAlgorithm = cms.digest ?? null;
+  report.signatureAlgorithm = cms.algorithmDescription ?? null;
+  if (cms.signingTime) report.signingTime = cms.signingTime.toISOString();
+  if (cms.signerCount > 1) report.warnings.push(`the CMS holds ${cms.signerCount} signers; only the first is verified`);
+  if (cms.timestampToken && cms.signatureValue) {
+    const { cms: _tsCms, ...timestamp } = checkTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
+    report.timestamp = timestamp;
+  }
+  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false }, ctx);
+}
+
+function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureFacts {
+  const { report, signerCert, cms } = facts;
+  if (!signerCert) return facts;
+  const chain = buildChain(signerCert, cms?.certificates ?? [], ctx.trust);
+  report.trusted = chain.trusted;
+  if (!chain.trusted && chain.problem) report.warnings.push(`certificate chain: ${chain.problem}`);
+  report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject) };
+  const timestampPoe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.time ? report.timestamp.time : null;
+  const signingTime = timestampPoe ?? report.signingTime;
+  report.certificateValidAtSigningTime = validAt(signerCert, signingTime ? new Date(signingTime) : ctx.now);
+  return facts;
+}

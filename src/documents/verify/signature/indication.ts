@@ -1,0 +1,62 @@
+import { validAt } from '../cms/certificates.js';
+import type { ModificationLevel } from '../types.js';
+import type { SignatureFacts } from './evaluate.js';
+
+const ORDER: ModificationLevel[] = ['none', 'signatures', 'formFilling', 'annotations', 'other'];
+
+/** The most a later revision may change: DocMDP P1/P2/P3, or annotations for plain approval signatures. */
+export function allowedLevel(permission: 1 | 2 | 3 | undefined): ModificationLevel {
+  if (permission === 1) return 'none';
+  if (permission === 2) return 'formFilling';
+  return 'annotations';
+}
+
+export function levelAllowed(level: ModificationLevel, ltvOnly: boolean, permission: 1 | 2 | 3 | undefined): boolean {
+  if (permission === 1 && level === 'signatures' && ltvOnly) return true;
+  return ORDER.indexOf(level) <= ORDER.indexOf(allowedLevel(permission));
+}
+
+/**
+ * Sets indication/subIndication following ETSI EN 319 102-1: format and hash/crypto failures
+ * are TOTAL_FAILED; missing data, unusable algorithms, untrusted chains and certificates
+ * outside their validity without proof of existence are INDETERMINATE.
+ */
+export function decideIndication(facts: SignatureFacts, changesAllowed: boolean, now: Date): void {
+  const { report, byteRange, cms } = facts;
+  const fail = (indication: 'TOTAL_FAILED' | 'INDETERMINATE', sub: NonNullable<typeof report.subIndication>, error?: string) => {
+    report.indication = indication;
+    report.subIndication = sub;
+    if (error && !report.errors.includes(error)) report.errors.push(error);
+  };
+  if (!report.signed) return fail('INDETERMINATE', 'SIGNED_DATA_NOT_FOUND');
+  if (byteRange.notFound) return fail('INDETERMINATE', 'SIGNED_DATA_NOT_FOUND', byteRange.notFound);
+  if (cms?.formatError) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', cms.formatError);
+  if (byteRange.formatProblem) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', byteRange.formatProblem);
+  if (cms?.unsupportedAlgorithm) return fail('INDETERMINATE', 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE', `unsupported algorithm: ${cms.unsupportedAlgorithm}`);
+  if (!facts.signerCert) return fail('INDETERMINATE', 'NO_SIGNING_CERTIFICATE_FOUND', 'the signature carries no signer certificate');
+  if (cms?.structureError) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', cms.structureError);
+  if (!report.intact) {
+    const what = report.kind === 'documentTimestamp' ? 'the time-stamp imprint' : 'the signed digest';
+    return fail('TOTAL_FAILED', 'HASH_FAILURE', `${what} does not match the signed bytes: the document was altered`);
+  }
+  if (!report.cryptoValid) return fail('TOTAL_FAILED', 'SIG_CRYPTO_FAILURE', 'the signature value does not verify with the signer certificate');
+  if (!changesAllowed) {
+    report.errors.unshift(`the document was changed after signing in a way that is not allowed (${report.modificationsAfter})`);
+    return fail('TOTAL_FAILED', 'FORMAT_FAILURE');
+  }
+  if (!report.trusted) return fail('INDETERMINATE', 'NO_CERTIFICATE_CHAIN_FOUND', 'the signer certificate does not chain to a trusted root');
+  const signer = facts.signerCert;
+  const claimed = report.signingTime ? new Date(report.signingTime) : undefined;
+  if (claimed && claimed.getTime() < new Date(signer.x509.validFrom).getTime()) {
+    return fail('TOTAL_FAILED', 'NOT_YET_VALID', 'the signer certificate was not yet valid at the claimed signing time');
+  }
+  const poe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  if (!validAt(signer, now) && !(poe && validAt(signer, poe))) {
+    return fail('INDETERMINATE', 'OUT_OF_BOUNDS_NO_POE', 'the signer certificate is outside its validity period and no trusted time-stamp proves the signature existed before');
+  }
+  if (cms?.weakAlgorithm) {
+    return fail('INDETERMINATE', 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE', `the signature uses ${cms.weakAlgorithm}, which is no longer considered secure`);
+  }
+  report.indication = 'TOTAL_PASSED';
+  report.subIndication = null;
+}

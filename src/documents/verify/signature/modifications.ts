@@ -1,0 +1,260 @@
+import type { PdfView, XrefEntry } from '../pdf/document.js';
+import { PdfDict, PdfRef, PdfStream, asArray, asDict, isName, nameOf, pdfEqual, type PdfValue } from '../pdf/objects.js';
+import { appearanceStreamNums, inheritedFieldType, refNum, walkFields, walkPageTree } from '../pdf/structure.js';
+import type { ModificationLevel } from '../types.js';
+
+/**
+ * What changed between the signed revision and the final document, found object by object.
+ * Every changed object must be explained by a rule; anything no rule explains is "other".
+ *
+ * Rules (see README.md in this folder):
+ *  - signatures: a new signature field in /AcroForm /Fields or a new signature widget in a page's
+ *    /Annots; an empty signature field receiving its /V (and its appearance); /SigFlags; a new
+ *    /DSS (and /Extensions) in the catalog. Document time-stamps and DSS are also "LTV" updates.
+ *  - formFilling: /V, /AS, /AP, /MK of existing non-signature fields and widgets; their
+ *    appearance streams; /NeedAppearances and /DR of the AcroForm.
+ *  - annotations: non-widget annotations added to, removed from, or changed in a page's /Annots.
+ *  - metadata (/Info, catalog /Metadata): allowed, reported as a warning.
+ *  - other: everything else, e.g. page content or resources, the page tree, catalog entries,
+ *    a changed signature dictionary, new non-signature fields, deleted objects, redefined
+ *    fonts/XObjects (shadow attacks), a different /Root.
+ */
+export interface ModificationReport {
+  level: ModificationLevel;
+  /** Only LTV material (DSS, document time-stamps) was added. */
+  ltvOnly: boolean;
+  findings: string[];
+  warnings: string[];
+}
+
+const ORDER: ModificationLevel[] = ['none', 'signatures', 'formFilling', 'annotations', 'other'];
+const MAX_CHANGED_OBJECTS = 50_000;
+const MAX_FINDINGS = 20;
+
+interface SignedContext {
+  catalogNum?: number;
+  acroFormNum?: number;
+  fieldsArrayNum?: number;
+  pageNums: Set<number>;
+  pageTreeNums: Set<number>;
+  annotsArrayNums: Set<number>;
+  fieldNums: Set<number>;
+  signatureFieldNums: Set<number>;
+  signatureValueNums: Set<number>;
+  fieldAppearanceNums: Set<number>;
+  annotationNums: Set<number>;
+  metadataNums: Set<number>;
+  dssNums: Set<number>;
+}
+
+function signedContext(view: PdfView): SignedContext {
+  const catalog = view.catalog;
+  const acroForm = view.dict(catalog?.get('AcroForm'));
+  const { pages, nodes } = walkPageTree(view);
+  const ctx: SignedContext = {
+    catalogNum: refNum(view.trailer.get('Root')),
+    acroFormNum: refNum(catalog?.get('AcroForm')),
+    fieldsArrayNum: refNum(acroForm?.get('Fields')),
+    pageNums: new Set(pages.flatMap((p) => (p.num === undefined ? [] : [p.num]))),
+    pageTreeNums: nodes,
+    annotsArrayNums: new Set(),
+    fieldNums: new Set(),
+    signatureFieldNums: new Set(),
+    signatureValueNums: new Set(),
+    fieldAppearanceNums: new Set(),
+    annotationNums: new Set(),
+    metadataNums: new Set([refNum(view.trailer.get('Info')), refNum(catalog?.get('Metadata'))].filter((n) => n !== undefined)),
+    dssNums: new Set(),
+  };
+  for (const field of walkFields(view)) {
+    if (field.num === undefined) continue;
+    ctx.fieldNums.add(field.num);
+    if (field.type === 'Sig') {
+      ctx.signatureFieldNums.add(field.num);
+      const v = refNum(field.dict.get('V'));
+      if (v !== undefined) ctx.signatureValueNums.add(v);
+    }
+    for (const n of appearanceStreamNums(view, field.dict)) ctx.fieldAppearanceNums.add(n);
+  }
+  for (const page of pages) {
+    const annots = page.dict.get('Annots');
+    const annotsNum = refNum(annots);
+    if (annotsNum !== undefined) ctx.annotsArrayNums.add(annotsNum);
+    for (const annot of view.array(annots) ?? []) {
+      const num = refNum(annot);
+      const dict = view.dict(annot);
+      if (num === undefined || !dict) continue;
+      if (isName(dict.get('Subtype'), 'Widget')) {
+        ctx.fieldNums.add(num);
+        for (const n of appearanceStreamNums(view, dict)) ctx.fieldAppearanceNums.add(n);
+      } else ctx.annotationNums.add(num);
+    }
+  }
+  const dss = view.dict(catalog?.get('DSS'));
+  const dssNum = refNum(catalog?.get('DSS'));
+  if (dssNum !== undefined) ctx.dssNums.add(dssNum);
+  for (const value of dss?.entries.values() ?? []) {
+    const n = refNum(value);
+    if (n !== undefined) ctx.dssNums.add(n);
+  }
+  return ctx;
+}
+
+class Findings {
+  level: ModificationLevel = 'none';
+  ltvOnly = true;
+  readonly findings: string[] = [];
+  readonly warnings: string[] = [];
+
+  add(level: ModificationLevel, message: string, ltv = false): void {
+    if (ORDER.indexOf(level) > ORDER.indexOf(this.level)) this.level = level;
+    if (!ltv) this.ltvOnly = false;
+    if (this.findings.length < MAX_FINDINGS && !this.findings.includes(message)) this.findings.push(message);
+  }
+
+  warn(message: string): void {
+    if (!this.warnings.includes(message)) this.warnings.push(message);
+  }
+}
+
+const sameEntry = (a: XrefEntry | undefined, b: XrefEntry | undefined) =>
+  a !== undefined &&
+  b !== undefined &&
+  a.kind === b.kind &&
+  (a.kind === 'offset' ? a.offset === (b as { offset: number }).offset : a.kind === 'compressed' ? a.stream === (b as { stream: number }).stream && a.index === (b as { index: number }).index : true);
+
+const changedKeys = (before: PdfDict, after: PdfDict) =>
+  [...new Set([...before.entries.keys(), ...after.entries.keys()])].filter((k) => !pdfEqual(before.get(k), after.get(k)));
+
+const isStructural = (value: PdfValue | undefined) =>
+  value instanceof PdfStream && (isName(value.dict.get('Type'), 'XRef') || isName(value.dict.get('Type'), 'ObjStm'));
+
+const isSignatureDict = (dict: PdfDict | undefined) =>
+  !!dict && (isName(dict.get('Type'), 'Sig') || isName(dict.get('Type'), 'DocTimeStamp') || (dict.has('ByteRange') && dict.has('Contents')));
+
+/** Classifies entries added to an array of fields or annotations (/Fields, /Annots). */
+function classifyArrayChange(before: PdfValue[], after: PdfValue[], final: PdfView, what: 'fields' | 'annots', out: Findings): void {
+  const beforeNums = new Set(before.map((v) => refNum(v) ?? -1));
+  const afterNums = new Set(after.map((v) => refNum(v) ?? -1));
+  const directChanged = before.some((v) => !(v instanceof PdfRef)) || after.some((v) => !(v instanceof PdfRef));
+  if (directChanged && !pdfEqual(before, after)) out.add('other', `direct objects changed inside /${what === 'fields' ? 'Fields' : 'Annots'}`);
+  for (const num of beforeNums) {
+    if (num < 0 || afterNums.has(num)) continue;
+    const dict = final.dict(new PdfRef(num, 0));
+    if (what === 'annots' && dict && !isName(dict.get('Subtype'), 'Widget')) out.add('annotations', 'an annotation was removed');
+    else out.add('other', what === 'fields' ? 'a form field was removed' : 'a form field widget was removed from a page');
+  }
+  for (const value of after) {
+    const num = refNum(value);
+    if (num === undefined || beforeNums.has(num)) continue;
+    const dict = final.dict(value);
+    if (!dict) continue;
+    const isWidget = isName(dict.get('Subtype'), 'Widget') || what === 'fields';
+    if (!isWidget) {
+      out.add('annotations', `annotation ${nameOf(dict.get('Subtype')) ?? ''} added`.replace('  ', ' '));
+      continue;
+    }
+    if (inheritedFieldType(final, dict) === 'Sig') {
+      const sigValue = final.dict(dict.get('V'));
+      const isTimestamp = isName(sigValue?.get('Type'), 'DocTimeStamp');
+      out.add('signatures', isTimestamp ? 'document time-stamp added' : 'signature field added', isTimestamp);
+    } else out.add('other', 'a new form field was added');
+  }
+}
+
+function classifyCatalog(before: PdfDict, after: PdfDict, final: PdfView, out: Findings): void {
+  for (const key of changedKeys(before, after)) {
+    if (key === 'DSS' || key === 'Extensions') out.add('signatures', 'validation data (DSS) added', true);
+    else if (key === 'Metadata') out.warn('document metadata (XMP) was replaced after signing');
+    else if (key === 'AcroForm' && !before.has('AcroForm')) {
+      const acroForm = final.dict(after.get('AcroForm'));
+      classifyArrayChange([], final.array(acroForm?.get('Fields')) ?? [], final, 'fields', out);
+    } else if (key === 'AcroForm' && asDict(before.get('AcroForm')) && asDict(after.get('AcroForm'))) {
+      classifyAcroForm(asDict(before.get('AcroForm'))!, asDict(after.get('AcroForm'))!, undefined, final, out);
+    } else out.add('other', `document catalog entry /${key} changed`);
+  }
+}
+
+function classifyAcroForm(before: PdfDict, after: PdfDict, signed: PdfView | undefined, final: PdfView, out: Findings): void {
+  for (const key of changedKeys(before, after)) {
+    if (key === 'Fields') {
+      const beforeFields = (signed ?? final).array(before.get('Fields')) ?? [];
+      classifyArrayChange(beforeFields, final.array(after.get('Fields')) ?? [], final, 'fields', out);
+    } else if (key === 'SigFlags') out.add('signatures', 'signature flags updated');
+    else if (key === 'NeedAppearances' || key === 'DR') out.add('formFilling', `form /${key} updated`);
+    else out.add('other', `form dictionary entry /${key} changed`);
+  }
+}
+
+function classifyField(before: PdfDict, after: PdfDict, signed: PdfView, final: PdfView, out: Findings): void {
+  const isSignature = inheritedFieldType(signed, before) === 'Sig' || inheritedFieldType(final, after) === 'Sig';
+  const isWidget = isName(before.get('Subtype'), 'Widget');
+  for (const key of changedKeys(before, after)) {
+    if (isSignature) {
+      if (key === 'V' && !before.has('V')) {
+        const isTimestamp = isName(final.dict(after.get('V'))?.get('Type'), 'DocTimeStamp');
+        out.add('signatures', isTimestamp ? 'document time-stamp added' : 'an empty signature field was signed', isTimestamp);
+      } else if (key === 'AP' || key === 'AS' || key === 'MK') out.add('signatures', 'signature appearance updated');
+      else if (key === 'V') out.add('other', 'the value of an existing signature field was replaced');
+      else out.add('other', `signature field entry /${key} changed`);
+    } else if (['V', 'AS', 'AP', 'MK', 'M'].includes(key)) out.add('formFilling', `form field ${key === 'V' ? 'value' : 'appearance'} changed`);
+    else if (key === 'Kids' && !isWidget) out.add('other', 'form field children changed');
+    else out.add('other', `form field entry /${key} changed`);
+  }
+}
+
+function classifyPage(before: PdfDict, after: PdfDict, signed: PdfView, final: PdfView, out: Findings): void {
+  for (const key of changedKeys(before, after)) {
+    if (key === 'Annots') classifyArrayChange(signed.array(before.get('Annots')) ?? [], final.array(after.get('Annots')) ?? [], final, 'annots', out);
+    else out.add('other', `page entry /${key} changed (page content, resources or geometry)`);
+  }
+}
+
+function classifyObject(num: number, before: PdfValue | undefined, after: PdfValue | undefined, ctx: SignedContext, signed: PdfView, final: PdfView, out: Findings): void {
+  if (after === undefined) {
+    out.add('other', `object ${num} was deleted`);
+    return;
+  }
+  const beforeDict = asDict(before);
+  const afterDict = asDict(after);
+  if (ctx.signatureValueNums.has(num) || isSignatureDict(beforeDict)) {
+    out.add('other', 'a signature dictionary was changed after signing');
+  } else if (num === ctx.catalogNum && beforeDict && afterDict) classifyCatalog(beforeDict, afterDict, final, out);
+  else if (num === ctx.acroFormNum && beforeDict && afterDict) classifyAcroForm(beforeDict, afterDict, signed, final, out);
+  else if (num === ctx.fieldsArrayNum) classifyArrayChange(asArray(before) ?? [], asArray(after) ?? [], final, 'fields', out);
+  else if (ctx.annotsArrayNums.has(num)) classifyArrayChange(asArray(before) ?? [], asArray(after) ?? [], final, 'annots', out);
+  else if (ctx.fieldNums.has(num) && beforeDict && afterDict) classifyField(beforeDict, afterDict, signed, final, out);
+  else if (ctx.pageNums.has(num) && beforeDict && afterDict) classifyPage(beforeDict, afterDict, signed, final, out);
+  else if (ctx.annotationNums.has(num)) out.add('annotations', 'an annotation was changed');
+  else if (ctx.fieldAppearanceNums.has(num)) out.add('formFilling', 'a form field appearance stream was changed');
+  else if (ctx.metadataNums.has(num)) out.warn('document information (metadata) was updated after signing');
+  else if (ctx.dssNums.has(num) || isName(afterDict?.get('Type'), 'DSS')) out.add('signatures', 'validation data (DSS) updated', true);
+  else if (ctx.pageTreeNums.has(num)) out.add('other', 'the page tree was changed (pages added, removed or reordered)');
+  else if (before instanceof PdfStream) out.add('other', `stream object ${num} (content, font, image or form XObject) was redefined`);
+  else out.add('other', `object ${num} was changed`);
+}
+
+/** Compares the signed revision with the final document and classifies every change. */
+export function classifyModifications(signed: PdfView, final: PdfView): ModificationReport {
+  const out = new Findings();
+  if (refNum(signed.trailer.get('Root')) !== refNum(final.trailer.get('Root'))) out.add('other', 'the document catalog was replaced');
+  if (final.trailer.has('Encrypt') && !signed.trailer.has('Encrypt')) out.add('other', 'encryption was added after signing');
+  const ctx = signedContext(signed);
+  let examined = 0;
+  const nums = new Set([...signed.entries.keys(), ...final.entries.keys()]);
+  for (const num of nums) {
+    const beforeEntry = signed.entries.get(num);
+    const afterEntry = final.entries.get(num);
+    if (sameEntry(beforeEntry, afterEntry)) continue;
+    if (++examined > MAX_CHANGED_OBJECTS) {
+      out.add('other', 'too many objects changed after signing to analyse');
+      break;
+    }
+    const before = beforeEntry && beforeEntry.kind !== 'free' ? signed.getObject(num) : undefined;
+    const after = afterEntry && afterEntry.kind !== 'free' ? final.getObject(num) : undefined;
+    if (before === undefined) continue; // new objects matter only through the changed objects that reference them
+    if (isStructural(before) || isStructural(after) || pdfEqual(before, after)) continue;
+    classifyObject(num, before, after, ctx, signed, final, out);
+  }
+  return { level: out.level, ltvOnly: out.level === 'none' || out.ltvOnly, findings: out.findings, warnings: out.warnings };
+}

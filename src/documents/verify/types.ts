@@ -1,0 +1,86 @@
+import type { CertSummary } from './cms/certificates.js';
+import type { TimestampReport } from './cms/timestamp.js';
+
+export type Coverage = 'entireFile' | 'entireRevision' | 'unclear';
+export type ModificationLevel = 'none' | 'signatures' | 'formFilling' | 'annotations' | 'other';
+export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
+export type SubIndication =
+  | 'FORMAT_FAILURE'
+  | 'HASH_FAILURE'
+  | 'SIG_CRYPTO_FAILURE'
+  | 'NOT_YET_VALID'
+  | 'SIGNED_DATA_NOT_FOUND'
+  | 'NO_SIGNING_CERTIFICATE_FOUND'
+  | 'NO_CERTIFICATE_CHAIN_FOUND'
+  | 'OUT_OF_BOUNDS_NO_POE'
+  | 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE';
+
+export interface SignerSummary {
+  name: string | null;
+  email: string | null;
+  organization: string | null;
+}
+
+export interface SignatureSigner extends CertSummary {
+  /** Subjects of the chain as built (signer first, trust anchor last when trusted). */
+  chain: string[];
+}
+
+export interface DocMdpReport {
+  permission: 1 | 2 | 3;
+  /** Later changes stay within what the permission allows. */
+  respected: boolean;
+}
+
+export interface SignatureReport {
+  field: string;
+  /** False for an empty signature field (no /V), which is reported but never passes. */
+  signed: boolean;
+  subFilter: string | null;
+  /** Certification signature, approval signature, or document time-stamp. */
+  kind: 'approval' | 'certification' | 'documentTimestamp';
+  signingTime: string | null;
+  reason: string | null;
+  location: string | null;
+  byteRange: number[] | null;
+  signer: SignatureSigner | null;
+  digestAlgorithm: string | null;
+  signatureAlgorithm: string | null;
+  intact: boolean;
+  cryptoValid: boolean;
+  trusted: boolean;
+  certificateValidAtSigningTime: boolean;
+  timestamp: TimestampReport | null;
+  coverage: Coverage;
+  modificationsAfter: ModificationLevel;
+  docMdp: DocMdpReport | null;
+  indication: Indication;
+  subIndication: SubIndication | null;
+  errors: string[];
+  warnings: string[];
+}
+
+export interface VerifyReport {
+  valid: boolean;
+  reason: string;
+  signer: SignerSummary | null;
+  signers: SignerSummary[];
+  document: {
+    format: 'pdf';
+    pages: number;
+    sha256: string;
+    revisions: number;
+    signatureCount: number;
+    modifiedAfterLastSignature: boolean;
+  };
+  signatures: SignatureReport[];
+}
+
+export interface VerifyOptions {
+  /** PEM certificates (each string may hold several): the TRUST_ROOTS bundle plus the service's signing root. */
+  trustRoots: string[];
+  /** Validation time (defaults to now). */
+  now?: Date;
+  /** Largest input accepted, in bytes. */
+  maxBytes?: number;
+}

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
+import { TrustStore } from './cms/certificates.js';
+import { PdfView, revisionEnds } from './pdf/document.js';
+import { findSignatureFields, walkPageTree } from './pdf/structure.js';
+import { hasContentAfter } from './signature/byte-range.js';
+import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
+import { decideIndication, levelAllowed } from './signature/indication.js';
+import { classifyModifications } from './signature/modifications.js';
+import type { SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
+
+export const DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024;
+const MAX_SIGNATURE_FIELDS = 200;
+
+function openFinal(data: Uint8Array): PdfView {
+  const header = Buffer.from(data.subarray(0, 1024)).indexOf('%PDF-');
+  if (header < 0) throw invalidFile('The file is not a PDF (no %PDF- header); send a PDF document.');
+  let view: PdfView;
+  try {
+    view = new PdfView(data, data.length);
+  } catch {
+    throw invalidFile('The PDF is malformed beyond recovery (no readable cross-reference or catalog); re-save it and try again.');
+  }
+  if (!view.catalog) throw invalidFile('The PDF has no readable document catalog; re-save it and try again.');
+  if (view.trailer.has('Encrypt')) {
+    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF is encrypted; remove the password protection and send it again.');
+  }
+  return view;
+}
+
+function countRevisions(data: Uint8Array, ends: number): number {
+  const linearized = /\/Linearized\b/.test(Buffer.from(data.subarray(0, 2048)).toString('latin1'));
+  return Math.max(1, linearized && ends > 1 ? ends - 1 : ends);
+}
+
+const signerSummary = (s: SignatureReport): SignerSummary => ({
+  name: s.signer?.commonName ?? null,
+  email: s.signer?.email ?? null,
+  organization: s.signer?.organization ?? null,
+});
+
+function applyModifications(facts: SignatureFacts, ctx: EvaluationContext, certificationP: 1 | 2 | 3 | undefined): boolean {
+  const { report, byteRange } = facts;
+  if (!report.signed || byteRange.signedEnd === undefined) return true;
+  const trailing = hasContentAfter(ctx.data, byteRange.signedEnd);
+  if (!trailing) return true;
+  const signedView = ctx.signedView(byteRange.signedEnd);
+  if (!signedView) {
+    report.modificationsAfter = 'other';
+    report.errors.push('the signed revision cannot be read, so later changes cannot be checked');
+    return false;
+  }
+  const mods = classifyModifications(signedView, ctx.final);
+  report.modificationsAfter = mods.level;
+  if (ctx.final.startxref !== undefined && ctx.final.startxref < byteRange.signedEnd && hasContentAfter(ctx.data, byteRange.signedEnd)) {
+    report.modificationsAfter = 'other';
+    mods.findings.push('data was appended after the signed revision outside any cross-reference section');
+  }
+  const allowed = report.modificationsAfter === mods.level && levelAllowed(mods.level, mods.ltvOnly, certificationP);
+  report.warnings.push(...mods.warnings);
+  for (const finding of mods.findings) (allowed ? report.warnings : report.errors).push(`after signing: ${finding}`);
+  if (report.docMdp) report.docMdp.respected = allowed;
+  return allowed;
+}
+
+function summaryReason(signed: SignatureReport[], fields: SignatureReport[]): string {
+  if (signed.length === 0) {
+    return fields.length ? 'The document has no signatures, only empty signature fields.' : 'The document has no signatures.';
+  }
+  const failing = signed.find((s) => s.indication !== 'TOTAL_PASSED');
+  if (failing) {
+    const why = failing.errors[0] ?? failing.subIndication ?? 'it did not pass validation';
+    return `Signature "${failing.field}" is not valid (${failing.indication}${failing.subIndication ? `/${failing.subIndication}` : ''}): ${why}.`;
+  }
+  return signed.length === 1
+    ? 'The signature is valid, trusted, and the document was not changed in a disallowed way after signing.'
+    : `All ${signed.length} signatures are valid, trusted, and the document was not changed in a disallowed way after signing.`;
+}
+
+/**
+ * Verifies every signature of a PDF: integrity of the signed bytes, the CMS signature, the
+ * certificate chain against `trustRoots`, time-stamps, DocMDP and what changed after each signature.
+ * Throws AppError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a PDF / unreadable), ENCRYPTED_DOCUMENT.
+ */
+export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyReport {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_PDF_BYTES;
+  if (input.length > maxBytes) throw fileTooLarge(`The PDF is larger than ${Math.floor(maxBytes / 1024 / 1024)} MiB; send a smaller file.`);
+  const data = input;
+  const final = openFinal(data);
+  const revisions = revisionEnds(data);
+  const views = new Map<number, PdfView | undefined>();
+  const ctx: EvaluationContext = {
+    data,
+    final,
+    revisions,
+    trust: TrustStore.from(options.trustRoots),
+    now: options.now ?? new Date(),
+    signedView: (end) => {
+      if (!views.has(end)) {
+        let view: PdfView | undefined;
+        try {
+          view = end === data.length ? final : new PdfView(data, end);
+        } catch {
+          view = undefined;
+        }
+        views.set(end, view);
+      }
+      return views.get(end);
+    },
+  };
+
+  const fields = findSignatureFields(final).slice(0, MAX_SIGNATURE_FIELDS);
+  const facts = fields.map((field) => examineSignature(field, ctx));
+  facts.sort((a, b) => (a.byteRange.signedEnd ?? Infinity) - (b.byteRange.signedEnd ?? Infinity));
+  const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
+  for (const fact of facts) {
+    const allowed = applyModifications(fact, ctx, certification);
+    decideIndication(fact, allowed, ctx.now);
+  }
+
+  const signatures = facts.map((f) => f.report);
+  const signed = signatures.filter((s) => s.signed);
+  const last = signed.at(-1);
+  const lastFacts = facts.filter((f) => f.report.signed).at(-1);
+  const modifiedAfterLastSignature =
+    !!last && (last.modificationsAfter !== 'none' || lastFacts?.byteRange.signedEnd === undefined || hasContentAfter(data, lastFacts.byteRange.signedEnd));
+  const valid = signed.length > 0 && signed.every((s) => s.indication === 'TOTAL_PASSED');
+  return {
+    valid,
+    reason: summaryReason(signed, signatures),
+    signer: last ? signerSummary(last) : null,
+    signers: signed.map(signerSummary),
+    document: {
+      format: 'pdf',
+      pages: walkPageTree(final).pages.length,
+      sha256: createHash('sha256').update(data).digest('hex'),
+      revisions: countRevisions(data, revisions.length),
+      signatureCount: signed.length,
+      modifiedAfterLastSignature,
+    },
+    signatures,
+  };
+}
