@@ -1,4 +1,5 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
 import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
@@ -6,9 +7,10 @@ import { WorkerPool } from './compute/worker-pool.js';
 import type { Config } from './config.js';
 import { Metrics } from './http/metrics.js';
 import type { DependencyCheck } from './routes/v1/health.js';
+import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';
 
-const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+const { version } = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string };
 
 /**
  * Everything long-lived the routes call: built once at start-up, closed once at shutdown.
