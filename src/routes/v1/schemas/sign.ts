@@ -1,0 +1,139 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Request/response schemas of POST /v1/sign (SuperDoc sign shape + docproc extras) and
+ * GET /v1/verify/key. The engine (src/documents/sign) re-checks what JSON Schema expresses
+ * poorly (a "submit" event in the audit trail) and answers 400 VALIDATION_ERROR.
+ */
+export const SignerSchema = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 320, description: "The signer's e-mail address." }),
+    name: Type.String({ minLength: 2, maxLength: 255, description: "The signer's full name (shown on the signature and the audit page)." }),
+    ip: Type.Optional(Type.String({ maxLength: 64, description: "The signer's IP address, as seen by your application." })),
+    userAgent: Type.Optional(Type.String({ maxLength: 1024, description: "The signer's browser user agent." })),
+  },
+  { additionalProperties: false },
+);
+
+export const AuditEventSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('ready'), Type.Literal('scroll'), Type.Literal('field_change'), Type.Literal('submit')]),
+    timestamp: Type.String({ minLength: 1, maxLength: 64, description: 'When it happened (ISO 8601).' }),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form event details (summarised on the audit page, kept whole in audit-trail.json).' })),
+  },
+  { additionalProperties: true },
+);
+
+export const AuditTrailSchema = Type.Array(AuditEventSchema, {
+  minItems: 1,
+  maxItems: 10_000,
+  contains: Type.Object({ type: Type.Literal('submit') }),
+  description: 'What the signer did, in order. At least one "submit" event (the act of signing) is required.',
+});
+
+export const SignAppearanceSchema = Type.Union([
+  Type.Object(
+    {
+      page: Type.Integer({ minimum: 1, description: '1-based page number.' }),
+      x: Type.Number({ description: 'PDF points (1/72 in) from the left edge of the page.' }),
+      y: Type.Number({ description: 'PDF points from the bottom edge of the page.' }),
+      width: Type.Number({ exclusiveMinimum: 0 }),
+      height: Type.Number({ exclusiveMinimum: 0 }),
+    },
+    { additionalProperties: false, description: 'A visible signature box showing the signer name, time and reason.' },
+  ),
+  Type.Object(
+    { field: Type.String({ minLength: 1, description: 'Full name of an existing, empty signature field to fill.' }) },
+    { additionalProperties: false },
+  ),
+], { description: 'Without it the signature is invisible (a zero-size widget on page 1).' });
+
+export const AuditCertificateOptionSchema = Type.Object(
+  { enabled: Type.Boolean({ default: true, description: 'Append the audit-trail certificate page (not on PDFs that are already signed).' }) },
+  { description: 'The audit-trail certificate page. audit-trail.json is attached in every case.' },
+);
+
+export const SignDocumentSchema = Type.Union([
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The PDF or DOCX, base64-encoded.' }) }),
+  Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the PDF or DOCX (http/https).' }) }),
+]);
+
+export const SignP12Schema = Type.Object(
+  {
+    base64: Type.String({ minLength: 1, description: 'Your PKCS#12 (.p12/.pfx), base64-encoded; used for this request only, never stored.' }),
+    passphrase: Type.String({ default: '', description: 'The PKCS#12 passphrase.' }),
+  },
+  { additionalProperties: false, description: 'docproc extra: sign with your own certificate instead of the service certificate.' },
+);
+
+const signOptionProperties = {
+  eventId: Type.Optional(Type.String({ maxLength: 255, description: 'Your identifier for this signing event (printed on the audit page).' })),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form data kept in audit-trail.json.' })),
+  reason: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /Reason of the signature.' })),
+  location: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /Location of the signature.' })),
+  contactInfo: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /ContactInfo of the signature.' })),
+};
+
+export const SignJsonBodySchema = Type.Object({
+  document: SignDocumentSchema,
+  signer: SignerSchema,
+  auditTrail: AuditTrailSchema,
+  certificate: Type.Optional(AuditCertificateOptionSchema),
+  appearance: Type.Optional(SignAppearanceSchema),
+  p12: Type.Optional(SignP12Schema),
+  ...signOptionProperties,
+});
+
+export const SignQuerySchema = Type.Object({
+  to: Type.Optional(Type.Union([Type.Literal('pdf'), Type.Literal('docx')], {
+    default: 'pdf',
+    description: 'pdf (default): a DOCX is converted to PDF, then signed (PAdES). docx: a DOCX keeps its format and gets an OOXML package signature.',
+  })),
+});
+
+/**
+ * multipart/form-data text parts: the JSON members as JSON strings. File parts: `file` (the
+ * document) and the caller's PKCS#12 as `p12` or as `certificate`. The `certificate` name is
+ * shared with SuperDoc's audit option: sent as a FILE part it is a PKCS#12; sent as a TEXT
+ * part it is the JSON `{"enabled": …}` audit option, as in the JSON body. When `certificate`
+ * carries the PKCS#12, set the audit option with the `auditCertificate` text part.
+ */
+export const SignMultipartFieldsSchema = Type.Object({
+  signer: Type.String({ description: 'JSON object: {"email", "name", "ip"?, "userAgent"?}.' }),
+  auditTrail: Type.String({ description: 'JSON array of audit events (at least one "submit").' }),
+  eventId: Type.Optional(Type.String()),
+  metadata: Type.Optional(Type.String({ description: 'JSON object.' })),
+  certificate: Type.Optional(Type.String({ description: 'As a text part: JSON {"enabled": true|false} (audit page). As a file part: your PKCS#12.' })),
+  auditCertificate: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Audit page on/off when the `certificate` part is your PKCS#12 file.' })),
+  passphrase: Type.Optional(Type.String({ description: 'Passphrase of the PKCS#12 file part (`p12` or `certificate`).' })),
+  reason: Type.Optional(Type.String({ maxLength: 500 })),
+  location: Type.Optional(Type.String({ maxLength: 500 })),
+  contactInfo: Type.Optional(Type.String({ maxLength: 500 })),
+  appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}.' })),
+});
+
+export const SignResponseSchema = Type.Object({
+  document: Type.Object({
+    base64: Type.String(),
+    contentType: Type.String({ examples: ['application/pdf', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'] }),
+  }),
+  warnings: Type.Optional(Type.Array(Type.String())),
+});
+
+export const VerifyKeyResponseSchema = Type.Object({
+  version: Type.String({ description: 'Key identifier: the first 16 hex digits of the certificate SHA-256 fingerprint (changes when the key rotates).' }),
+  algorithm: Type.String({ examples: ['RSA-SHA256', 'ECDSA-SHA256'] }),
+  publicKey: Type.String({ description: 'SubjectPublicKeyInfo, PEM.' }),
+  fingerprint: Type.String({ description: 'SHA-256 of the signing certificate, colon-separated hex.' }),
+  validFrom: Type.String({ format: 'date-time' }),
+  validTo: Type.String({ format: 'date-time' }),
+  issuer: Type.String(),
+  subject: Type.String(),
+  chain: Type.Array(Type.String(), { description: 'Signing certificate first, then its issuers, PEM.' }),
+  isDevelopment: Type.Boolean({ description: 'True when the service runs with its self-made development CA (signatures for testing only).' }),
+});
+
+export type SignJsonBody = Static<typeof SignJsonBodySchema>;
+export type SignQuery = Static<typeof SignQuerySchema>;
+export type SignResponse = Static<typeof SignResponseSchema>;
+export type VerifyKeyResponse = Static<typeof VerifyKeyResponseSchema>;
