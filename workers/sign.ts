@@ -1,0 +1,34 @@
+import { envelopeTask } from '../src/compute/task-envelope.js';
+import { fromPortable, parsePkcs12, type PortableIdentity, type SigningIdentity } from '../src/documents/sign/identity.js';
+import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
+import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
+
+/** Structured-clonable input of the `signPdfTask` worker task. */
+export interface SignTaskInput {
+  document: Uint8Array;
+  request: SignRequest;
+  /** The service identity (toPortable(loadSigningIdentity(...))). */
+  identity: PortableIdentity;
+  /** A caller's own PKCS#12 for this request only; replaces `identity`. */
+  p12?: { data: Uint8Array; passphrase: string };
+  tsa?: { url: string; timeoutMs?: number };
+  /** SHA-256 hex of what the caller sent, when the route converted it first (DOCX → PDF). */
+  receivedSha256?: string;
+}
+
+export interface SignTaskOutput {
+  document: Uint8Array;
+  warnings: string[];
+}
+
+export function identityFor(input: Pick<SignTaskInput, 'identity' | 'p12'>): SigningIdentity {
+  return input.p12 ? parsePkcs12(input.p12.data, input.p12.passphrase) : fromPortable(input.identity);
+}
+
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+export const signPdfTask = envelopeTask<SignTaskInput, SignTaskOutput>(async (input) => {
+  const options: SignOptions = { tsa: input.tsa, receivedSha256: input.receivedSha256 };
+  const result = await signPdfReport(asBuffer(input.document), input.request, identityFor(input), options);
+  return { document: new Uint8Array(result.document.buffer, result.document.byteOffset, result.document.byteLength), warnings: result.warnings };
+});
