@@ -2,3 +2,5 @@
 // Each engine keeps a thin adapter in workers/<engine>.ts; re-export it here.
 export { ping } from './ping.js';
 export * from './annotate.js';
+export * from './verify.js';
+export * from './sign.js';
