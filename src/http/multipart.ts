@@ -1,21 +1,45 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { AppError, ErrorCode } from '../errors/app-error.js';
 
-export interface UploadedFileInfo {
+export interface UploadedFile {
   filename: string;
   mimetype: string;
+  data: Buffer;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Names and types of uploaded file parts, by field name (the bytes are in request.body). */
-    uploadedFiles?: Record<string, UploadedFileInfo>;
+    /** Uploaded file parts by field name. */
+    uploadedFiles?: Record<string, UploadedFile>;
   }
 }
 
-/** onFile hook for @fastify/multipart: buffer the part (limits apply) and keep its file name. */
+/**
+ * onFile hook for @fastify/multipart (attachFieldsToBody: 'keyValues'): buffers the part under
+ * the size limit and keeps it on the request, while the body gets the file NAME for that field.
+ * So the body schema can declare file fields as `string, format: binary` (what OpenAPI and
+ * Swagger UI need for a file picker) and still be validated by Ajv like any other field.
+ */
 export async function rememberUploadedFile(this: FastifyRequest, part: MultipartFile): Promise<void> {
-  await part.toBuffer();
+  const data = await part.toBuffer();
   this.uploadedFiles ??= {};
-  this.uploadedFiles[part.fieldname] = { filename: part.filename, mimetype: part.mimetype };
+  this.uploadedFiles[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, data };
+  (part as unknown as { value: string }).value = part.filename || part.fieldname;
+}
+
+export function uploadedFile(request: FastifyRequest, field: string): UploadedFile {
+  const file = request.uploadedFiles?.[field];
+  if (!file) throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" must be a file.`, { details: [{ field: `body.${field}`, issue: 'must be a file part' }] });
+  return file;
+}
+
+/** Parses a multipart text field that carries JSON (fields, signer, auditTrail, …). */
+export function jsonField<T>(value: string | undefined, field: string): T | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" is not valid JSON.`, { details: [{ field: `body.${field}`, issue: 'must be a JSON string' }] });
+  }
 }

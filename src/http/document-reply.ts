@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export const DocumentResultSchema = Type.Object(
+  {
+    document: Type.Object({
+      base64: Type.String({ description: 'The resulting document, base64-encoded' }),
+      contentType: Type.String({ examples: ['application/pdf'] }),
+    }),
+  },
+  { $id: 'DocumentResult', title: 'DocumentResult', description: 'A document returned inside JSON (SuperDoc API shape)' },
+);
+
+export const CONTENT_TYPES = {
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+} as const;
+
+export type OutputFormat = keyof typeof CONTENT_TYPES;
+
+/** 200 response entries: the binary document, and (for JSON requests) the DocumentResult. */
+export function documentResponses(formats: OutputFormat[], json: boolean) {
+  const content: Record<string, { schema: unknown }> = {};
+  for (const f of formats) content[CONTENT_TYPES[f]] = { schema: { type: 'string', format: 'binary' } };
+  if (json) content['application/json'] = { schema: Type.Ref('DocumentResult') };
+  return { 200: { description: 'The resulting document', content } };
+}
+
+/** The upload's base name with the new extension, e.g. "Contract v2.docx" → "Contract v2.pdf". */
+export function outputFilename(uploaded: string | undefined, format: OutputFormat, fallback = 'document'): string {
+  const base = path.basename(uploaded ?? '').replace(/\.[^.]+$/, '').trim() || fallback;
+  return `${base}.${format}`;
+}
+
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/** JSON requests get JSON back unless Accept asks for the binary type; others get the file. */
+export function wantsJson(request: FastifyRequest, format: OutputFormat): boolean {
+  const isJsonRequest = (request.headers['content-type'] ?? '').startsWith('application/json');
+  if (!isJsonRequest) return false;
+  const accept = request.headers.accept ?? '';
+  return !(accept.includes(CONTENT_TYPES[format]) || accept.includes('application/octet-stream'));
+}
+
+export function sendDocument(request: FastifyRequest, reply: FastifyReply, data: Buffer, format: OutputFormat, filename: string) {
+  if (wantsJson(request, format)) {
+    return reply.type('application/json').send({ document: { base64: data.toString('base64'), contentType: CONTENT_TYPES[format] } });
+  }
+  return reply.type(CONTENT_TYPES[format]).header('content-disposition', contentDisposition(filename)).send(data);
+}
