@@ -1,0 +1,121 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Request/response schemas of POST /v1/verify. The response mirrors VerifyReport from
+ * src/documents/verify/types.ts (a unit test checks engine output against VerifyResponseSchema).
+ */
+export const VerifyDocumentSchema = Type.Union([
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The signed PDF, base64-encoded.' }) }, { additionalProperties: false }),
+  Type.Object(
+    { url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the signed PDF (http/https).' }) },
+    { additionalProperties: false },
+  ),
+]);
+
+export const VerifyJsonBodySchema = Type.Object(
+  { document: VerifyDocumentSchema },
+  { additionalProperties: false, description: 'JSON body; alternatively send multipart/form-data with the PDF in a `file` part.' },
+);
+
+const DateTime = (description: string) => Type.String({ format: 'date-time', description });
+
+export const VerifySignerSummarySchema = Type.Object({
+  name: Type.Union([Type.String(), Type.Null()], { description: 'Common name of the signer certificate.' }),
+  email: Type.Union([Type.String(), Type.Null()]),
+  organization: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const VerifyCertificateSchema = Type.Object({
+  commonName: Type.Union([Type.String(), Type.Null()]),
+  email: Type.Union([Type.String(), Type.Null()]),
+  organization: Type.Union([Type.String(), Type.Null()]),
+  serialNumber: Type.String({ description: 'Hexadecimal, lower case.' }),
+  subject: Type.String(),
+  issuer: Type.String(),
+  notBefore: DateTime('Start of the certificate validity.'),
+  notAfter: DateTime('End of the certificate validity.'),
+  chain: Type.Array(Type.String(), { description: 'Subjects of the chain as built: signer first, trust anchor last when trusted.' }),
+});
+
+export const VerifyTimestampSchema = Type.Object({
+  time: Type.Union([DateTime('Time asserted by the time-stamp authority.'), Type.Null()]),
+  tsa: Type.Union([Type.String(), Type.Null()], { description: 'Name of the time-stamp authority.' }),
+  intact: Type.Boolean({ description: 'The message imprint matches the signature value (or, for a document time-stamp, the signed bytes).' }),
+  valid: Type.Boolean({ description: "The token's own signature verifies." }),
+  trusted: Type.Boolean({ description: 'The TSA certificate chains to a trusted root.' }),
+  errors: Type.Array(Type.String()),
+});
+
+const Indication = Type.Union([Type.Literal('TOTAL_PASSED'), Type.Literal('TOTAL_FAILED'), Type.Literal('INDETERMINATE')], {
+  description: 'ETSI EN 319 102-1 main indication.',
+});
+
+const SubIndication = Type.Union(
+  [
+    'FORMAT_FAILURE',
+    'HASH_FAILURE',
+    'SIG_CRYPTO_FAILURE',
+    'NOT_YET_VALID',
+    'SIGNED_DATA_NOT_FOUND',
+    'NO_SIGNING_CERTIFICATE_FOUND',
+    'NO_CERTIFICATE_CHAIN_FOUND',
+    'OUT_OF_BOUNDS_NO_POE',
+    'CRYPTO_CONSTRAINTS_FAILURE_NO_POE',
+  ].map((s) => Type.Literal(s)),
+);
+
+const ModificationLevel = Type.Union(
+  [Type.Literal('none'), Type.Literal('signatures'), Type.Literal('formFilling'), Type.Literal('annotations'), Type.Literal('other')],
+  { description: 'The most significant kind of change made after this signature (other = not explained by any allowed rule).' },
+);
+
+export const VerifySignatureSchema = Type.Object({
+  field: Type.String({ description: 'Fully qualified name of the signature field.' }),
+  signed: Type.Boolean({ description: 'False for an empty field or an unfilled placeholder.' }),
+  subFilter: Type.Union([Type.String(), Type.Null()], { examples: ['adbe.pkcs7.detached', 'ETSI.CAdES.detached', 'ETSI.RFC3161'] }),
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('certification'), Type.Literal('documentTimestamp')]),
+  signingTime: Type.Union([DateTime('Claimed signing time (signing-time attribute, else /M).'), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  location: Type.Union([Type.String(), Type.Null()]),
+  byteRange: Type.Union([Type.Array(Type.Number()), Type.Null()]),
+  signer: Type.Union([VerifyCertificateSchema, Type.Null()]),
+  digestAlgorithm: Type.Union([Type.String(), Type.Null()]),
+  signatureAlgorithm: Type.Union([Type.String(), Type.Null()]),
+  intact: Type.Boolean({ description: 'The signed digest equals the hash of the /ByteRange content.' }),
+  cryptoValid: Type.Boolean({ description: "The signature verifies with the signer certificate's key." }),
+  trusted: Type.Boolean({ description: 'The chain reaches a trusted root, every signature along it checked.' }),
+  certificateValidAtSigningTime: Type.Boolean(),
+  timestamp: Type.Union([VerifyTimestampSchema, Type.Null()]),
+  coverage: Type.Union([Type.Literal('entireFile'), Type.Literal('entireRevision'), Type.Literal('unclear')]),
+  modificationsAfter: ModificationLevel,
+  docMdp: Type.Union([
+    Type.Object({
+      permission: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)], { description: '1 no changes, 2 form filling and signing, 3 also annotations.' }),
+      respected: Type.Boolean({ description: 'Later changes stay within the permission.' }),
+    }),
+    Type.Null(),
+  ]),
+  indication: Indication,
+  subIndication: Type.Union([SubIndication, Type.Null()]),
+  errors: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String()),
+});
+
+export const VerifyResponseSchema = Type.Object({
+  valid: Type.Boolean({ description: 'True only when there is at least one signature and every signature is TOTAL_PASSED with no disallowed change after it.' }),
+  reason: Type.String({ description: 'One sentence: why not valid, or that all is well.' }),
+  signer: Type.Union([VerifySignerSummarySchema, Type.Null()], { description: 'The last signer.' }),
+  signers: Type.Array(VerifySignerSummarySchema, { description: 'One per signed signature, in signing order.' }),
+  document: Type.Object({
+    format: Type.Literal('pdf'),
+    pages: Type.Integer({ minimum: 0 }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    revisions: Type.Integer({ minimum: 1 }),
+    signatureCount: Type.Integer({ minimum: 0 }),
+    modifiedAfterLastSignature: Type.Boolean(),
+  }),
+  signatures: Type.Array(VerifySignatureSchema, { description: 'One per signature field (signed or empty), in signing order.' }),
+});
+
+export type VerifyJsonBody = Static<typeof VerifyJsonBodySchema>;
+export type VerifyResponse = Static<typeof VerifyResponseSchema>;

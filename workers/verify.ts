@@ -1,0 +1,15 @@
+import { envelopeTask } from '../src/compute/task-envelope.js';
+import * as engine from '../src/documents/verify/index.js';
+
+/** Structured-clonable input of the `verifyPdf` worker task (output: VerifyReport, plain JSON). */
+export interface VerifyPdfTaskInput {
+  pdf: Uint8Array;
+  trustRoots: string[];
+  /** ISO date; defaults to now. */
+  now?: string;
+  maxBytes?: number;
+}
+
+export const verifyPdf = envelopeTask<VerifyPdfTaskInput, engine.VerifyReport>((input) =>
+  engine.verifyPdf(input.pdf, { trustRoots: input.trustRoots, now: input.now ? new Date(input.now) : undefined, maxBytes: input.maxBytes }),
+);
