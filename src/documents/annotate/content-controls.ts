@@ -1,7 +1,7 @@
 import { cellWidthTwips, EMU_PER_TWIP, fitInside, imageExtent } from './drawing.js';
 import {
   ancestor, appendXml, descendants, elementChildren, firstChild, firstDescendant, fragment, isAttached,
-  parseXml, removeChildren, serializeXml, wVal, type Document, type Element,
+  parseXml, removeChildren, serializeFragment, serializeXml, wVal, type Document, type Element,
 } from './dom.js';
 import type { MediaRegistry } from './media.js';
 import type { PreparedField } from './fields.js';
@@ -60,13 +60,13 @@ function runPropsXml(sdt: Element, content: Element): string {
   for (const style of elementChildren(copy, 'w:rStyle')) {
     if (/placeholder/i.test(wVal(style) ?? '')) copy.removeChild(style);
   }
-  return serializeXml(copy).replace(/ xmlns:w="[^"]*"/, '');
+  return serializeFragment(copy);
 }
 
 function paragraphPropsXml(container: Element): string {
   const paragraph = firstDescendant(container, 'w:p');
   const props = paragraph ? firstChild(paragraph, 'w:pPr') : null;
-  return props ? serializeXml(props).replace(/ xmlns:w="[^"]*"/, '') : '';
+  return props ? serializeFragment(props) : '';
 }
 
 function availableWidthTwips(sdt: Element, fallback: number): number {

@@ -14,6 +14,11 @@ export function serializeXml(node: Node): string {
   return new XMLSerializer().serializeToString(node);
 }
 
+/** Serializes one element for re-insertion as fragment text (drops the w: declaration xmldom adds). */
+export function serializeFragment(node: Node): string {
+  return serializeXml(node).replace(/^(<[^>]*?) xmlns:w="[^"]*"/, '$1');
+}
+
 export function elementChildren(parent: Node, name?: string): Element[] {
   const result: Element[] = [];
   for (let child = parent.firstChild; child; child = child.nextSibling) {

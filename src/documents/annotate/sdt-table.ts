@@ -1,5 +1,5 @@
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { ancestor, appendXml, elementChildren, firstChild, firstDescendant, serializeXml, type Element } from './dom.js';
+import { ancestor, appendXml, elementChildren, firstChild, firstDescendant, serializeFragment, type Element } from './dom.js';
 import type { PreparedField } from './fields.js';
 import { textRunContent } from './xml-text.js';
 
@@ -44,8 +44,8 @@ function fillCell(cell: Element, text: string, copyStyle: boolean): void {
   const paragraph = firstDescendant(cell, 'w:p');
   const paragraphProps = paragraph ? firstChild(paragraph, 'w:pPr') : null;
   const run = paragraph ? elementChildren(paragraph).find((c) => c.nodeName === 'w:r' && firstChild(c, 'w:rPr')) : undefined;
-  const runProps = copyStyle && run ? serializeXml(firstChild(run, 'w:rPr')!) : '';
-  const pPr = paragraphProps ? serializeXml(paragraphProps) : '';
+  const runProps = copyStyle && run ? serializeFragment(firstChild(run, 'w:rPr')!) : '';
+  const pPr = paragraphProps ? serializeFragment(paragraphProps) : '';
   for (const child of elementChildren(cell)) if (child.nodeName !== 'w:tcPr') cell.removeChild(child);
   if (!copyStyle) strip(firstChild(cell, 'w:tcPr'), STYLE_ONLY_CELL_PROPS);
   appendXml(cell, `<w:p>${pPr}<w:r>${runProps}${textRunContent(text)}</w:r></w:p>`);
