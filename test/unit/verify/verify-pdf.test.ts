@@ -1,0 +1,233 @@
+import { FormatRegistry } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors/app-error.js';
+import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
+import { VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
+import { makeLeaf, makeRoot, type TestIdentity } from './helpers/pki.js';
+import { TestPdf } from './helpers/pdf.js';
+
+let root: TestIdentity;
+let signer: TestIdentity;
+let ecSigner: TestIdentity;
+
+beforeAll(() => {
+  // Fastify validates formats with ajv-formats; TypeBox's Value needs them registered.
+  if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d\d-\d\dT/.test(v) && !Number.isNaN(Date.parse(v)));
+  root = makeRoot();
+  signer = makeLeaf(root);
+  ecSigner = makeLeaf(root, { ec: true, subject: '/CN=EC Signer/O=Docproc Tests' });
+});
+
+const verify = (bytes: Uint8Array, trusted = true): VerifyReport => verifyPdf(bytes, { trustRoots: trusted ? [root.pem] : [] });
+const signedOnce = () => TestPdf.base().sign({ cms: { signer } });
+
+/** Rewrites the first /ByteRange array in place, keeping the file length. */
+function rewriteByteRange(bytes: Buffer, values: Array<number | string>): Buffer {
+  const copy = Buffer.from(bytes);
+  const at = copy.indexOf('/ByteRange [', 0, 'latin1') + '/ByteRange '.length;
+  const end = copy.indexOf(']', at, 'latin1') + 1;
+  copy.write(`[${values.join(' ')}]`.padEnd(end - at, ' '), at, 'latin1');
+  return copy;
+}
+
+function currentByteRange(bytes: Buffer): number[] {
+  const m = /\/ByteRange \[(\d+) (\d+) (\d+) (\d+)\s*\]/.exec(bytes.toString('latin1'))!;
+  return m.slice(1).map(Number);
+}
+
+function expectAppError(fn: () => unknown, status: number, code: string) {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(status);
+    expect((err as AppError).code).toBe(code);
+    return;
+  }
+  throw new Error('expected an AppError');
+}
+
+describe('verifyPdf: good signatures', () => {
+  it('passes a trusted RSA signature covering the whole file, and the report matches the schema', () => {
+    const report = verify(signedOnce().bytes);
+    expect(report.valid).toBe(true);
+    expect(report.document).toMatchObject({ signatureCount: 1, pages: 1, revisions: 2, modifiedAfterLastSignature: false });
+    expect(report.signer).toEqual({ name: 'Test Signer', email: 'signer@example.com', organization: 'Docproc Tests' });
+    const [sig, empty] = report.signatures;
+    expect(sig).toMatchObject({ field: 'Signature1', intact: true, cryptoValid: true, trusted: true, coverage: 'entireFile', modificationsAfter: 'none', indication: 'TOTAL_PASSED', subIndication: null, reason: 'Approval' });
+    expect(sig!.signer!.chain).toEqual(['CN=Test Signer, O=Docproc Tests, emailAddress=signer@example.com', 'CN=Docproc Test Root, O=Docproc Tests']);
+    expect(empty).toMatchObject({ field: 'Signature2', signed: false, indication: 'INDETERMINATE', subIndication: 'SIGNED_DATA_NOT_FOUND' });
+    expect([...Value.Errors(VerifyResponseSchema, report)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+  });
+
+  it('reports an untrusted chain as INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND while intact and cryptoValid', () => {
+    const report = verify(signedOnce().bytes, false);
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, trusted: false, indication: 'INDETERMINATE', subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
+    expect(report.reason).toMatch(/trusted root/);
+  });
+
+  it('verifies ECDSA and RSA-PSS signatures; the first covers its revision and only a signature followed', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer: ecSigner, scheme: 'ecdsa', digest: 'sha384' } }).sign({ fieldNum: 9, cms: { signer, scheme: 'pss', digest: 'sha512' } });
+    const report = verify(pdf.bytes);
+    expect(report.valid).toBe(true);
+    expect(report.signers.map((s) => s.name)).toEqual(['EC Signer', 'Test Signer']);
+    expect(report.signatures[0]).toMatchObject({ signatureAlgorithm: 'ECDSA with SHA-384', coverage: 'entireRevision', modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    expect(report.signatures[1]).toMatchObject({ signatureAlgorithm: 'RSA-PSS with SHA-512', coverage: 'entireFile', modificationsAfter: 'none', indication: 'TOTAL_PASSED' });
+  });
+
+  it('reports a certification signature with its DocMDP permission', () => {
+    const report = verify(TestPdf.base().sign({ cms: { signer }, docMdp: 2 }).bytes);
+    expect(report.signatures[0]).toMatchObject({ kind: 'certification', docMdp: { permission: 2, respected: true }, indication: 'TOTAL_PASSED' });
+  });
+});
+
+describe('verifyPdf: is not fooled', () => {
+  it('flags one flipped byte inside the signed range as HASH_FAILURE', () => {
+    const bytes = Buffer.from(signedOnce().bytes);
+    const at = bytes.indexOf('Pay 100 EUR', 0, 'latin1');
+    bytes.write('Pay 900 EUR', at, 'latin1');
+    const report = verify(bytes);
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]).toMatchObject({ intact: false, indication: 'TOTAL_FAILED', subIndication: 'HASH_FAILURE' });
+  });
+
+  it('rejects byte ranges that overlap, do not start at 0, or whose gap is not the /Contents string', () => {
+    const bytes = signedOnce().bytes;
+    const [, b, c, d] = currentByteRange(bytes) as [number, number, number, number];
+    const overlap = verify(rewriteByteRange(bytes, [0, c + 10, c, d]));
+    expect(overlap.signatures[0]).toMatchObject({ coverage: 'unclear', indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    const notFromZero = verify(rewriteByteRange(bytes, [1, b - 1, c, d]));
+    expect(notFromZero.signatures[0]).toMatchObject({ coverage: 'unclear', subIndication: 'FORMAT_FAILURE' });
+    const wrongGap = verify(rewriteByteRange(bytes, [0, b + 2, c, d]));
+    expect(wrongGap.signatures[0]).toMatchObject({ coverage: 'unclear', subIndication: 'FORMAT_FAILURE' });
+    expect(wrongGap.signatures[0]!.errors.join(' ')).toMatch(/Contents/);
+  });
+
+  it('rejects a byte range past the end of the file as SIGNED_DATA_NOT_FOUND and malformed ones too', () => {
+    const bytes = signedOnce().bytes;
+    const [, b, c, d] = currentByteRange(bytes) as [number, number, number, number];
+    expect(verify(rewriteByteRange(bytes, [0, b, c, d + 5000])).signatures[0]).toMatchObject({ coverage: 'unclear', indication: 'INDETERMINATE', subIndication: 'SIGNED_DATA_NOT_FOUND' });
+    expect(verify(rewriteByteRange(bytes, [0, b, c])).signatures[0]).toMatchObject({ subIndication: 'SIGNED_DATA_NOT_FOUND' });
+    expect(verify(rewriteByteRange(bytes, [0, -1, c, d])).signatures[0]).toMatchObject({ subIndication: 'SIGNED_DATA_NOT_FOUND' });
+  });
+
+  it('detects a signature dictionary rewritten in a later revision (replaced /Reason)', () => {
+    const pdf = signedOnce();
+    const text = pdf.bytes.toString('latin1');
+    const sigNum = pdf.size - 1;
+    const start = text.indexOf(`${sigNum} 0 obj\n`) + `${sigNum} 0 obj\n`.length;
+    const body = text.slice(start, text.indexOf('\nendobj', start));
+    pdf.update({ [sigNum]: body.replace('(Approval)', '(Forged reason)') });
+    const report = verify(pdf.bytes);
+    expect(report.valid).toBe(false);
+    expect(report.document.modifiedAfterLastSignature).toBe(true);
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, reason: 'Approval', modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(report.signatures[0]!.errors.join(' ')).toMatch(/signature dictionary was changed/);
+  });
+
+  it('detects page content changed and pages added after signing', () => {
+    const changed = signedOnce().update({ 4: '<< /Length 44 >>\nstream\nBT /F1 24 Tf 72 700 Td (Pay 900 EUR) Tj ET\nendstream' });
+    expect(verify(changed.bytes).signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    const added = signedOnce();
+    const pageNum = added.size;
+    added.update({ [pageNum]: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>', 2: `<< /Type /Pages /Kids [3 0 R ${pageNum} 0 R] /Count 2 >>` });
+    const report = verify(added.bytes);
+    expect(report.document.pages).toBe(2);
+    expect(report.signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(report.signatures[0]!.errors.join(' ')).toMatch(/page tree/);
+  });
+
+  it('detects shadow attacks: a redefined font and an overlay added to the page resources', () => {
+    const font = signedOnce().update({ 6: '<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>' });
+    expect(verify(font.bytes).signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    const overlay = signedOnce();
+    const xo = overlay.size;
+    overlay.update({
+      [xo]: '<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Length 8 >>\nstream\n0 0 m S\n\nendstream',
+      3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> /XObject << /X1 ${xo} 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R] >>`,
+    });
+    const report = verify(overlay.bytes);
+    expect(report.signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(report.signatures[0]!.errors.join(' ')).toMatch(/Resources/);
+  });
+
+  it('classifies form filling and annotations, and enforces DocMDP', () => {
+    const fill = (pdf: TestPdf) => pdf.update({ 8: '<< /FT /Tx /T (Name) /V (Bob) /Type /Annot /Subtype /Widget /Rect [72 600 300 620] /P 3 0 R >>' });
+    const approval = verify(fill(signedOnce()).bytes);
+    expect(approval.signatures[0]).toMatchObject({ modificationsAfter: 'formFilling', indication: 'TOTAL_PASSED' });
+    expect(approval.document.modifiedAfterLastSignature).toBe(true);
+    const p2 = verify(fill(TestPdf.base().sign({ cms: { signer }, docMdp: 2 })).bytes);
+    expect(p2.signatures[0]).toMatchObject({ modificationsAfter: 'formFilling', docMdp: { permission: 2, respected: true }, indication: 'TOTAL_PASSED' });
+    const p1 = verify(fill(TestPdf.base().sign({ cms: { signer }, docMdp: 1 })).bytes);
+    expect(p1.signatures[0]).toMatchObject({ docMdp: { permission: 1, respected: false }, indication: 'TOTAL_FAILED' });
+
+    const annotate = (pdf: TestPdf) => {
+      const n = pdf.size;
+      return pdf.update({
+        [n]: '<< /Type /Annot /Subtype /Text /Rect [10 10 30 30] /Contents (note) >>',
+        3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R ${n} 0 R] >>`,
+      });
+    };
+    expect(verify(annotate(signedOnce()).bytes).signatures[0]).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
+    expect(verify(annotate(TestPdf.base().sign({ cms: { signer }, docMdp: 2 })).bytes).signatures[0]).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_FAILED', docMdp: { respected: false } });
+    expect(verify(annotate(TestPdf.base().sign({ cms: { signer }, docMdp: 3 })).bytes).signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED', docMdp: { respected: true } });
+  });
+
+  it('flags bytes appended after the signature outside any revision', () => {
+    const bytes = Buffer.concat([signedOnce().bytes, Buffer.from('garbage appended here\n')]);
+    const report = verify(bytes);
+    expect(report.document.modifiedAfterLastSignature).toBe(true);
+    expect(report.signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('rejects a CMS without message digest, with an unsupported algorithm, or without certificates', () => {
+    expect(verify(TestPdf.base().sign({ cms: { signer, withoutMessageDigest: true } }).bytes).signatures[0]).toMatchObject({ intact: false, indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    const md5 = verify(TestPdf.base().sign({ cms: { signer, digestOidOverride: '1.2.840.113549.2.5' } }).bytes).signatures[0]!;
+    expect(md5).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE' });
+    expect(md5.errors.join(' ')).toMatch(/md5/);
+    expect(verify(TestPdf.base().sign({ cms: { signer, certificates: [] } }).bytes).signatures[0]).toMatchObject({ signer: null, indication: 'INDETERMINATE', subIndication: 'NO_SIGNING_CERTIFICATE_FOUND' });
+  });
+
+  it('does not pass SHA-1 signatures or certificates outside their validity', () => {
+    expect(verify(TestPdf.base().sign({ cms: { signer, digest: 'sha1' } }).bytes).signatures[0]).toMatchObject({ intact: true, cryptoValid: true, indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE' });
+    const later = verifyPdf(signedOnce().bytes, { trustRoots: [root.pem], now: new Date('2100-01-01') });
+    expect(later.signatures[0]).toMatchObject({ trusted: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
+  });
+
+  it('reports a document with only empty signature fields as not signed', () => {
+    const report = verify(TestPdf.base().bytes);
+    expect(report).toMatchObject({ valid: false, signer: null, signers: [], document: { signatureCount: 0 } });
+    expect(report.signatures.map((s) => s.signed)).toEqual([false, false]);
+    expect(report.reason).toMatch(/no signatures/);
+  });
+});
+
+describe('verifyPdf: bad input', () => {
+  it('answers 4xx for non-PDF, unreadable, encrypted and oversized input', () => {
+    expectAppError(() => verify(Buffer.from('hello world')), 400, 'INVALID_FILE_FORMAT');
+    expectAppError(() => verify(Buffer.from('%PDF-1.7\n1 0 obj << /Type /Foo >> endobj\n')), 400, 'INVALID_FILE_FORMAT');
+    const encrypted = TestPdf.base().update({ 20: '<< /Filter /Standard /V 2 /R 3 /O <00> /U <00> /P -4 >>' }, ' /Encrypt 20 0 R');
+    expectAppError(() => verify(encrypted.bytes), 422, 'ENCRYPTED_DOCUMENT');
+    expectAppError(() => verifyPdf(signedOnce().bytes, { trustRoots: [], maxBytes: 1000 }), 413, 'FILE_TOO_LARGE');
+  });
+
+  it('never crashes on mutated input: every outcome is a report or an AppError', () => {
+    const original = signedOnce().bytes;
+    let seed = 42;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 150; i++) {
+      const bytes = Buffer.from(original);
+      const mode = i % 3;
+      if (mode === 0) for (let k = 0; k < 20; k++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256);
+      const input = mode === 1 ? bytes.subarray(0, Math.floor(random() * bytes.length)) : mode === 2 ? Buffer.concat([bytes.subarray(0, 500), bytes.subarray(500 + Math.floor(random() * 2000))]) : bytes;
+      try {
+        const report = verify(input);
+        expect(typeof report.valid).toBe('boolean');
+      } catch (err) {
+        expect(err).toBeInstanceOf(AppError);
+      }
+    }
+  });
+});
