@@ -1,8 +1,7 @@
-import { createPrivateKey, webcrypto, KeyObject, X509Certificate, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, KeyObject, X509Certificate, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import * as x509 from '@peculiar/x509';
 import forge from 'node-forge';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 
@@ -142,49 +141,61 @@ interface StoredDevelopmentIdentity {
 
 const DEV_FILE = 'dev-signing-identity.json';
 
-type KeyPair = webcrypto.CryptoKeyPair;
+interface DevCertificateSpec {
+  subject: forge.pki.CertificateField[];
+  issuer: forge.pki.CertificateField[];
+  publicKey: forge.pki.PublicKey;
+  signingKey: forge.pki.rsa.PrivateKey;
+  years: number;
+  extensions: object[];
+}
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+function forgeCertificate(spec: DevCertificateSpec): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = spec.publicKey;
+  cert.serialNumber = '01' + randomBytes(15).toString('hex');
+  cert.validity.notBefore = new Date(Date.now() - 60_000);
+  cert.validity.notAfter = new Date(Date.now() + spec.years * 365 * 86_400_000);
+  cert.setSubject(spec.subject);
+  cert.setIssuer(spec.issuer);
+  cert.setExtensions(spec.extensions);
+  cert.sign(spec.signingKey, forge.md.sha256.create());
+  return cert;
+}
 
-async function createDevelopmentIdentity(): Promise<StoredDevelopmentIdentity> {
-  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
-  const caKeys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
-  const leafKeys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
-  const now = Date.now();
-  const caName = 'CN=docproc Development CA (NOT FOR PRODUCTION), O=docproc';
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: '01' + randomBytes(15).toString('hex'),
-    name: caName,
-    notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + 10 * 365 * 86_400_000),
-    signingAlgorithm: algorithm,
-    keys: caKeys as KeyPair,
+/** Keys come from node's crypto (fast); node-forge only writes the two certificates. */
+function createDevelopmentIdentity(): StoredDevelopmentIdentity {
+  const rsa = () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const forgeKey = forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey;
+    return { pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+  };
+  const caKey = rsa();
+  const leafKey = rsa();
+  const caName = [{ name: 'commonName', value: 'docproc Development CA (NOT FOR PRODUCTION)' }, { name: 'organizationName', value: 'docproc' }];
+  const leafName = [{ name: 'commonName', value: 'docproc development signing (NOT FOR PRODUCTION)' }, { name: 'organizationName', value: 'docproc' }];
+  const ca = forgeCertificate({
+    subject: caName, issuer: caName, publicKey: caKey.publicKey, signingKey: caKey.privateKey, years: 10,
     extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create((caKeys as KeyPair).publicKey),
+      { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+      { name: 'subjectKeyIdentifier' },
     ],
   });
-  const leaf = await x509.X509CertificateGenerator.create({
-    serialNumber: '02' + randomBytes(15).toString('hex'),
-    subject: 'CN=docproc development signing (NOT FOR PRODUCTION), O=docproc',
-    issuer: ca.subject,
-    notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + 5 * 365 * 86_400_000),
-    signingAlgorithm: algorithm,
-    publicKey: (leafKeys as KeyPair).publicKey,
-    signingKey: (caKeys as KeyPair).privateKey,
+  const leaf = forgeCertificate({
+    subject: leafName, issuer: caName, publicKey: leafKey.publicKey, signingKey: caKey.privateKey, years: 5,
     extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.nonRepudiation, true),
-      await x509.SubjectKeyIdentifierExtension.create((leafKeys as KeyPair).publicKey),
-      await x509.AuthorityKeyIdentifierExtension.create((caKeys as KeyPair).publicKey),
+      { name: 'basicConstraints', cA: false, critical: true },
+      { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, critical: true },
+      { name: 'subjectKeyIdentifier' },
+      { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
     ],
   });
   return {
-    caCertificatePem: ca.toString('pem'),
-    certificatePem: leaf.toString('pem'),
-    privateKeyPem: KeyObject.from((leafKeys as KeyPair).privateKey).export({ type: 'pkcs8', format: 'pem' }).toString(),
+    caCertificatePem: forge.pki.certificateToPem(ca),
+    certificatePem: forge.pki.certificateToPem(leaf),
+    privateKeyPem: leafKey.pem,
   };
 }
 
@@ -195,7 +206,7 @@ async function developmentIdentity(dataDir: string): Promise<SigningIdentity> {
   const file = path.join(dataDir, DEV_FILE);
   if (!existsSync(file)) {
     const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(temp, JSON.stringify(await createDevelopmentIdentity()), { mode: 0o600 });
+    await writeFile(temp, JSON.stringify(createDevelopmentIdentity()), { mode: 0o600 });
     try {
       await link(temp, file);
     } catch (err) {

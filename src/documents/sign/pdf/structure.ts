@@ -95,7 +95,7 @@ export function listFields(context: PDFContext, catalog: PDFDict): FieldNode[] {
     const partial = decodeTextString(dict.get(PDFName.of('T')));
     const fullName = partial === undefined ? parentName : parentName ? `${parentName}.${partial}` : partial;
     const ft = dict.get(PDFName.of('FT'));
-    const fieldType = ft instanceof PDFName ? ft.asString() : inheritedType;
+    const fieldType = ft instanceof PDFName ? ft.asString().replace(/^\//, '') : inheritedType;
     const kids = lookupArray(context, dict.get(PDFName.of('Kids')));
     const fieldKids = kids?.asArray().filter((k) => lookupDict(context, k)?.has(PDFName.of('T')));
     if (fieldKids && fieldKids.length > 0) {
