@@ -92,7 +92,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     expect(pageText).toContain('evt-4711');
     expect(pageText).toContain('req-abc-123');
     expect(pageText).toContain(createHash('sha256').update(input).digest('hex'));
-    expect(pageText).toContain(pki.rsa.certificate.fingerprint256);
+    expect(pageText.replace(/\s+/g, '')).toContain(pki.rsa.certificate.fingerprint256);
     expect(pageText).toContain('docproc');
 
     const listed = execFileSync('qpdf', ['--list-attachments', file('att.pdf', out)], { encoding: 'utf8' });
