@@ -1,4 +1,4 @@
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { compileExpression } from '../../../src/documents/annotate/expressions.js';
 import { parseImage } from '../../../src/documents/annotate/images.js';
