@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { installAuth } from './http/auth.js';
+import { DocumentResultSchema } from './http/document-reply.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installLimits } from './http/limits.js';
 import { loggerOptions } from './http/logging.js';
@@ -14,6 +15,7 @@ import { requestIdFrom } from './http/request-id.js';
 import { openApiOptions } from './http/openapi.js';
 import { rememberUploadedFile } from './http/multipart.js';
 import metricsRoutes from './routes/metrics.js';
+import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
 import healthRoutes from './routes/v1/health.js';
 import { createServices, describeSetup, type ServiceOverrides, type Services } from './services.js';
@@ -38,7 +40,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.limits.maxJsonBytes,
     requestTimeout: config.limits.requestTimeoutMs,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array' } },
+    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const services = createServices(config, app.log, options);
@@ -56,6 +58,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installLimits(app, services.store, config.limits);
 
   app.addSchema(ProblemSchema);
+  app.addSchema(DocumentResultSchema);
   await app.register(swagger, openApiOptions(services.version));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true, displayRequestDuration: true } });
   await app.register(multipart, {
@@ -71,6 +74,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (v1) => {
       await v1.register(healthRoutes(services));
       await v1.register(authRoutes(services));
+      await v1.register(annotateRoutes(services));
     },
     { prefix: '/v1' },
   );

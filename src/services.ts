@@ -5,6 +5,7 @@ import { AccountService } from './accounts/account-service.js';
 import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
 import { WorkerPool } from './compute/worker-pool.js';
 import type { Config } from './config.js';
+import { AppError, ErrorCode } from './errors/app-error.js';
 import { Metrics } from './http/metrics.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
@@ -25,8 +26,16 @@ export interface Services {
   accounts: AccountService;
   metrics: Metrics;
   workers: WorkerPool;
+  /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
+  renderPdf(docx: Buffer, options: RenderOptions): Promise<Buffer>;
   readiness(): Promise<Record<string, DependencyCheck>>;
   close(): Promise<void>;
+}
+
+export type TrackedChangesMode = 'markup' | 'accept' | 'reject';
+
+export interface RenderOptions {
+  trackedChanges: TrackedChangesMode;
 }
 
 export interface ServiceOverrides {
@@ -60,6 +69,9 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     accounts,
     metrics,
     workers,
+    async renderPdf() {
+      throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
+    },
     async readiness() {
       const stats = workers.stats;
       return {

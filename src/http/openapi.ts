@@ -16,6 +16,10 @@ export function openApiOptions(version: string): SwaggerOptions {
       tags: [
         { name: 'Health', description: 'Liveness and readiness' },
         { name: 'Account', description: 'E-mail verification and API keys' },
+        { name: 'Convert', description: 'DOCX→PDF, Markdown/HTML→DOCX or PDF' },
+        { name: 'Annotate', description: 'Fill DOCX templates' },
+        { name: 'Sign', description: 'Sign PDF and DOCX' },
+        { name: 'Verify', description: 'Check signed documents' },
         { name: 'Operations', description: 'Metrics' },
       ],
       components: {

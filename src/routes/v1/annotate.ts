@@ -1,0 +1,89 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
+import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
+import { jsonField, uploadedFile } from '../../http/multipart.js';
+import { problemResponses } from '../../http/problem.js';
+import { validateValue } from '../../http/validate.js';
+import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import type { Services } from '../../services.js';
+import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
+import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
+import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from './shared.js';
+
+const AnnotateMultipartSchema = Type.Composite(
+  [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema],
+  { additionalProperties: Type.String({ format: 'binary', description: 'Image parts referenced as cid:<part name>' }) },
+);
+
+const AnnotateQuery = Type.Object(
+  { to: Type.Optional(Type.Union([Type.Literal('docx'), Type.Literal('pdf')], { default: 'docx', description: 'docx (default) or pdf (rendered by LibreOffice)' })) },
+  { additionalProperties: false },
+);
+
+type MultipartBody = Static<typeof AnnotateMultipartSchema>;
+type JsonBody = Static<typeof AnnotateJsonBodySchema>;
+
+export default function annotateRoutes(services: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/annotate',
+      {
+        schema: {
+          operationId: 'annotate',
+          tags: ['Annotate'],
+          summary: 'Fill a DOCX template with text, images, signatures and tables',
+          description:
+            'Fields go to docxtemplater tags (`{id}` text, `{%id}` image/signature, `{#id}…{/id}` table rows) and to Word content controls whose tag or title equals the id (or group), in the body, headers, footers, footnotes and text boxes. ' +
+            '`data` is passed to docxtemplater as is (loops, conditions). JSON requests get `{document:{base64,contentType}}` unless `Accept` names the binary type; multipart requests get the file.',
+          querystring: AnnotateQuery,
+          body: {
+            content: {
+              'application/json': { schema: AnnotateJsonBodySchema },
+              'multipart/form-data': { schema: AnnotateMultipartSchema },
+            },
+          } as never,
+          response: { ...documentResponses(['docx', 'pdf'], true), ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+        },
+      },
+      async (request, reply) => {
+        const input = request.isMultipart()
+          ? await readMultipart(request.body as MultipartBody, request)
+          : await readJson(request.body as JsonBody, services);
+        input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
+
+        const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input);
+        sendWarnings(reply, result.warnings);
+        const to = request.query.to ?? 'docx';
+        const docx = toBuffer(result.docx);
+        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup' }) : docx;
+        return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'));
+      },
+    );
+  };
+
+  async function readJson(body: JsonBody, services: Services): Promise<AnnotateTaskInput & { filename?: string }> {
+    const template = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+    return {
+      template,
+      fields: body.fields,
+      data: body.data,
+      images: {},
+      options: { strict: body.strict, ignoreUnknownFields: body.ignoreUnknownFields },
+    };
+  }
+
+  async function readMultipart(body: MultipartBody, request: Parameters<typeof uploadedFile>[0]): Promise<AnnotateTaskInput & { filename?: string }> {
+    const file = uploadedFile(request, 'file');
+    const fields = validateValue(AnnotateFieldsSchema, jsonField(body.fields, 'fields') ?? [], 'fields');
+    const data = body.data === undefined ? undefined : validateValue(AnnotateDataSchema, jsonField(body.data, 'data'), 'data');
+    return {
+      template: file.data,
+      filename: file.filename,
+      fields,
+      data,
+      images: attachedParts(request, ['file']),
+      options: { strict: isTrue(body.strict), ignoreUnknownFields: isTrue(body.ignoreUnknownFields) },
+    };
+  }
+}
