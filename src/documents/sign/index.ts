@@ -1,0 +1,7 @@
+export { signPdf, signPdfReport, AUDIT_FILE_NAME } from './sign-pdf.js';
+export {
+  loadSigningIdentity, describeCertificate, parsePkcs12, toPortable, fromPortable,
+  type SigningIdentity, type PortableIdentity, type IdentityConfig, type CertificateDescription,
+} from './identity.js';
+export { assertSignableRequest } from './audit.js';
+export type { SignRequest, SignOptions, SignResult, AuditRecord, AuditEvent, SignerInfo } from './types.js';
