@@ -18,6 +18,7 @@ import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
 import healthRoutes from './routes/v1/health.js';
+import verifyRoutes from './routes/v1/verify.js';
 import { createServices, describeSetup, type ServiceOverrides, type Services } from './services.js';
 
 declare module 'fastify' {
@@ -47,6 +48,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', services);
   app.addHook('onClose', () => services.close());
   describeSetup(services, app.log);
+  // Load (or create, the first time) the signing identity now rather than on the first request.
+  services.signing().catch((err) => app.log.error({ err }, 'the signing identity could not be loaded; sign and verify answer 5xx'));
   if (!(await services.store.connected())) app.log.error('the key store is not reachable yet; protected routes answer 503 until it is');
 
   app.addHook('onRequest', async (request, reply) => {
@@ -75,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await v1.register(healthRoutes(services));
       await v1.register(authRoutes(services));
       await v1.register(annotateRoutes(services));
+      await v1.register(verifyRoutes(services));
     },
     { prefix: '/v1' },
   );

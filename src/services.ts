@@ -6,7 +6,9 @@ import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
 import { WorkerPool } from './compute/worker-pool.js';
 import type { Config } from './config.js';
 import { AppError, ErrorCode } from './errors/app-error.js';
+import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
+import { identityRoot, readPemBundle } from './signing/trust.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';
@@ -26,6 +28,8 @@ export interface Services {
   accounts: AccountService;
   metrics: Metrics;
   workers: WorkerPool;
+  /** The service's signing identity (loaded once) and the roots verify trusts. */
+  signing(): Promise<SigningSetup>;
   /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
   renderPdf(docx: Buffer, options: RenderOptions): Promise<Buffer>;
   readiness(): Promise<Record<string, DependencyCheck>>;
@@ -36,6 +40,12 @@ export type TrackedChangesMode = 'markup' | 'accept' | 'reject';
 
 export interface RenderOptions {
   trackedChanges: TrackedChangesMode;
+}
+
+export interface SigningSetup {
+  identity: SigningIdentity;
+  portable: PortableIdentity;
+  trustRoots: string[];
 }
 
 export interface ServiceOverrides {
@@ -59,6 +69,13 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   const accounts = new AccountService(store, mailer, { pepper: config.pepper, ...config.auth });
   const workers = new WorkerPool(config.workers);
   const metrics = new Metrics();
+  let signingSetup: Promise<SigningSetup> | undefined;
+  const loadSigning = async (): Promise<SigningSetup> => {
+    const identity = await loadSigningIdentity({ signingP12: config.signing.p12, signingP12Password: config.signing.p12Password, dataDir: config.dataDir });
+    if (identity.isDevelopment) log.warn(`SIGNING_P12 not set: signing with a development CA kept in ${config.dataDir}; signatures are for development only`);
+    const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
+    return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
+  };
 
   return {
     config,
@@ -69,6 +86,13 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     accounts,
     metrics,
     workers,
+    signing() {
+      signingSetup ??= loadSigning().catch((err) => {
+        signingSetup = undefined;
+        throw err;
+      });
+      return signingSetup;
+    },
     async renderPdf() {
       throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     },

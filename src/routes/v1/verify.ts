@@ -1,0 +1,43 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { VerifyReport } from '../../documents/verify/index.js';
+import { uploadedFile } from '../../http/multipart.js';
+import { problemResponses } from '../../http/problem.js';
+import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import type { Services } from '../../services.js';
+import type { VerifyPdfTaskInput } from '../../../workers/verify.js';
+import { VerifyJsonBodySchema, VerifyResponseSchema } from './schemas/verify.js';
+
+const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF' }) });
+
+export default function verifyRoutes(services: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/verify',
+      {
+        schema: {
+          operationId: 'verify',
+          tags: ['Verify'],
+          summary: 'Check every signature of a PDF: authentic, intact, unchanged since',
+          description:
+            'For each signature field: integrity of the signed bytes, the CMS signature, the certificate chain against the trusted roots (TRUST_ROOTS plus the service’s own signing root), ' +
+            'byte-range coverage, and what later revisions changed (object by object). `valid` is true only when there is at least one signature and every one is TOTAL_PASSED with no disallowed change after it.',
+          body: {
+            content: {
+              'application/json': { schema: VerifyJsonBodySchema },
+              'multipart/form-data': { schema: VerifyMultipartSchema },
+            },
+          } as never,
+          response: { 200: VerifyResponseSchema, ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+        },
+      },
+      async (request) => {
+        const pdf = request.isMultipart()
+          ? uploadedFile(request, 'file').data
+          : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
+        const { trustRoots } = await services.signing();
+        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf, trustRoots, maxBytes: services.config.limits.maxFileBytes });
+      },
+    );
+  };
+}
