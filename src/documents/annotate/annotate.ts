@@ -158,7 +158,13 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
 
   const matched = new Set([...fields.keys()].filter((name) => tagNames.has(name)));
   for (const partPath of Object.keys(zip.files).filter((name) => STORY_PART.test(name))) {
-    const result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
+    let result: ReturnType<typeof fillContentControls>;
+    try {
+      result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${partPath} could not be read as XML (${(error as Error).message}); repair the document in Word and send it again.`);
+    }
     if (result.xml !== null) zip.file(partPath, result.xml);
     result.matched.forEach((name) => matched.add(name));
   }

@@ -7,7 +7,8 @@ export const R_NS = 'http://schemas.openxmlformats.org/officeDocument/2006/relat
 export type { Document, Element, Node };
 
 export function parseXml(xml: string): Document {
-  return new DOMParser({ onError: () => undefined }).parseFromString(xml, 'text/xml');
+  // Some producers put a BOM or blank line before the XML declaration; xmldom refuses that.
+  return new DOMParser({ onError: () => undefined }).parseFromString(xml.replace(/^\uFEFF?\s+(?=<)|^\uFEFF/, ''), 'text/xml');
 }
 
 export function serializeXml(node: Node): string {

@@ -279,6 +279,23 @@ describe('annotate: content controls', () => {
   });
 });
 
+describe('annotate: real documents with content controls', () => {
+  it('fills a real Word content control (pandoc sdt_elements) by its title and by its tag', () => {
+    const template = readFileSync('/work/shared/corpus/docx/pandoc-sdt_elements.docx');
+    for (const id of ['Content Type', 'Content type']) {
+      const { docx } = annotateDocx({ template, fields: [{ id, type: 'text', value: 'Accessibility text, icon' }] });
+      const body = readPart(docx, 'word/document.xml');
+      expect(body).toMatch(/<w:rFonts w:ascii="Arial"[^>]*\/><w:sz w:val="22"\/><w:szCs w:val="22"\/><\/w:rPr><w:t xml:space="preserve">Accessibility text, icon<\/w:t>/);
+    }
+  });
+
+  it('reads parts that start with a UTF-8 BOM (docx4j toc)', () => {
+    const template = readFileSync('/work/shared/corpus/docx/docx4j-toc.docx');
+    const { docx } = annotateDocx({ template, fields: [{ id: 'none', type: 'text', value: 'x' }], options: { ignoreUnknownFields: true } });
+    expect(readPart(docx, 'word/document.xml')).toContain('<w:sdt');
+  });
+});
+
 describe('annotate: input guards', () => {
   it('rejects a non-DOCX template and bad fields with 4xx', () => {
     expect(rejection(() => annotateDocx({ template: Buffer.from('not a zip at all, really'), fields: [] })).status).toBe(400);
