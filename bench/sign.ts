@@ -1,0 +1,107 @@
+/**
+ * Sign benchmark: a 1-page PDF and a ~1 MB / 50-page PDF (built here with pdf-lib), signed
+ * without the audit page, p50/p95 and signatures/s at concurrency 1 and 4:
+ *   - the engine in-process (c=1), and through the Piscina pool (task signPdfTask, c=1 and c=4);
+ *   - a bare @signpdf sign of the same file (plain placeholder + P12Signer) for comparison.
+ *   npx tsx bench/sign.ts [--iterations 100] [--url http://localhost:3000 --key <api key>]
+ * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { plainAddPlaceholder } from '@signpdf/placeholder-plain';
+import { P12Signer } from '@signpdf/signer-p12';
+import { SignPdf } from '@signpdf/signpdf';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { WorkerPool } from '../src/compute/worker-pool.js';
+import { parsePkcs12, toPortable } from '../src/documents/sign/identity.js';
+import { signPdf } from '../src/documents/sign/sign-pdf.js';
+import type { SignRequest } from '../src/documents/sign/types.js';
+import type { SignTaskInput, SignTaskOutput } from '../workers/sign.js';
+
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' } } });
+const iterations = Number(values.iterations);
+
+async function buildPdf(pages: number, linesPerPage: number): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let p = 0; p < pages; p++) {
+    const page = doc.addPage([595, 842]);
+    for (let l = 0; l < linesPerPage; l++) {
+      page.drawText(`Page ${p + 1} line ${l + 1}: ${Math.random().toString(36).repeat(4)}`, { x: 30, y: 800 - (l % 70) * 11, size: 8, font });
+    }
+  }
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'docproc-bench-sign-'));
+execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${dir}/k.pem`, '-out', `${dir}/c.pem`, '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
+execFileSync('openssl', ['pkcs12', '-export', '-inkey', `${dir}/k.pem`, '-in', `${dir}/c.pem`, '-passout', 'pass:bench', '-out', `${dir}/b.p12`], { stdio: 'ignore' });
+const p12 = readFileSync(`${dir}/b.p12`);
+rmSync(dir, { recursive: true, force: true });
+const identity = parsePkcs12(p12, 'bench');
+
+const small = await buildPdf(1, 20);
+const large = await buildPdf(50, 340);
+const request: SignRequest = {
+  signer: { name: 'Bench Signer', email: 'bench@example.com' },
+  auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }],
+  certificate: { enabled: false },
+};
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function measure(label: string, concurrency: number, run: () => Promise<unknown>) {
+  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: concurrency }, run)); // warm-up (and thread start)
+  const times: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next++ < iterations) {
+      const t = performance.now();
+      await run();
+      times.push(performance.now() - t);
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - start) / 1000;
+  times.sort((a, b) => a - b);
+  console.log(`${label.padEnd(34)} c=${concurrency}  p50 ${percentile(times, 50).toFixed(1)} ms  p95 ${percentile(times, 95).toFixed(1)} ms  ${(times.length / elapsed).toFixed(1)} sig/s`);
+}
+
+const files = [[`1 page (${(small.length / 1024).toFixed(0)} KB)`, small], [`50 pages (${(large.length / 1048576).toFixed(2)} MB)`, large]] as const;
+
+async function bareSignpdf(pdf: Buffer) {
+  const withPlaceholder = plainAddPlaceholder({ pdfBuffer: pdf, reason: 'bench', contactInfo: 'bench@example.com', name: 'Bench Signer', location: 'here' });
+  return new SignPdf().sign(withPlaceholder, new P12Signer(p12, { passphrase: 'bench' }));
+}
+
+if (values.url) {
+  if (!values.key) throw new Error('--url needs --key');
+  for (const [label, pdf] of files) {
+    const body = JSON.stringify({ ...request, document: { base64: pdf.toString('base64') } });
+    for (const c of [1, 4]) {
+      await measure(`POST /v1/sign ${label}`, c, async () => {
+        const res = await fetch(`${values.url}/v1/sign`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${values.key}` }, body });
+        if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      });
+    }
+  }
+} else {
+  const pool = new WorkerPool({ threads: 4, maxQueue: 1000 });
+  const portable = toPortable(identity);
+  try {
+    for (const [label, pdf] of files) {
+      await measure(`engine in-process ${label}`, 1, () => signPdf(pdf, request, identity));
+      for (const c of [1, 4]) {
+        await measure(`engine via pool ${label}`, c, () => pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', { document: pdf, request, identity: portable }));
+      }
+      await measure(`bare @signpdf ${label}`, 1, () => bareSignpdf(pdf));
+    }
+  } finally {
+    await pool.close();
+  }
+}
