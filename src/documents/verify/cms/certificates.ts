@@ -20,9 +20,11 @@ export interface CertSummary {
   notAfter: string;
 }
 
-export function parseCert(der: Uint8Array): Cert | undefined {
+/** Parses a DER certificate; pass `parsed` when pkijs already decoded it (saves a second decode). */
+export function parseCert(der: Uint8Array, parsed?: pkijs.Certificate): Cert | undefined {
   try {
     const buffer = Buffer.from(der);
+    if (parsed) return { der: buffer, x509: new X509Certificate(buffer), parsed };
     const asn1 = asn1js.fromBER(buffer);
     if (asn1.offset === -1) return undefined;
     return { der: buffer, x509: new X509Certificate(buffer), parsed: new pkijs.Certificate({ schema: asn1.result }) };

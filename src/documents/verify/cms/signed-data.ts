@@ -107,7 +107,11 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   } catch {
     return emptyCheck('the signature value is not a well-formed CMS SignedData');
   }
-  const certificates = rawCertificates(signedDataAsn1).flatMap((der) => parseCert(der) ?? []);
+  const parsedCerts = signedData.certificates ?? [];
+  const certificates = rawCertificates(signedDataAsn1).flatMap((der, i) => {
+    const parsed = parsedCerts[i];
+    return parseCert(der, parsed instanceof pkijs.Certificate ? parsed : undefined) ?? [];
+  });
   const check: CmsCheck = { certificates, intact: false, cryptoValid: false, signerCount: signedData.signerInfos.length };
   const signerInfo = signedData.signerInfos[0];
   if (!signerInfo) return { ...check, structureError: 'the CMS SignedData has no signer' };

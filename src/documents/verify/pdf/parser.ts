@@ -115,19 +115,26 @@ export class PdfParser {
     const start = this.pos;
     const d = this.data;
     this.pos++;
-    const nibbles: number[] = [];
-    while (this.pos < this.limit && d[this.pos] !== 0x3e) {
+    const close = indexOf(d, '>', this.pos, this.limit);
+    if (close < 0) throw new PdfSyntaxError('unterminated hex string');
+    const bytes = new Uint8Array(Math.ceil((close - this.pos) / 2));
+    let count = 0;
+    let high = -1;
+    for (; this.pos < close; this.pos++) {
       const v = hexValue(d[this.pos]!);
-      if (v >= 0) nibbles.push(v);
-      else if (!isWhite(d[this.pos]!)) throw new PdfSyntaxError('bad hex string');
-      this.pos++;
+      if (v < 0) {
+        if (!isWhite(d[this.pos]!)) throw new PdfSyntaxError('bad hex string');
+        continue;
+      }
+      if (high < 0) high = v;
+      else {
+        bytes[count++] = high * 16 + v;
+        high = -1;
+      }
     }
-    if (this.pos >= this.limit) throw new PdfSyntaxError('unterminated hex string');
-    this.pos++;
-    if (nibbles.length % 2) nibbles.push(0);
-    const bytes = new Uint8Array(nibbles.length / 2);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = nibbles[2 * i]! * 16 + nibbles[2 * i + 1]!;
-    return new PdfString(bytes, true, this.inFile ? start : -1, this.inFile ? this.pos : -1);
+    if (high >= 0) bytes[count++] = high * 16;
+    this.pos = close + 1;
+    return new PdfString(bytes.subarray(0, count), true, this.inFile ? start : -1, this.inFile ? this.pos : -1);
   }
 
   private nextToken(): Token {

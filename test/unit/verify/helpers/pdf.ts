@@ -7,11 +7,30 @@ const CONTENTS_HEX_LENGTH = 16384;
 
 /** A tiny incremental PDF writer for verifier tests: every update is a classic xref section with /Prev. */
 export class TestPdf {
+  /** Field widgets listed in /AcroForm /Fields and the page's /Annots. */
+  private readonly fieldNums = [7, 8, 9];
+
   private constructor(
     public bytes: Buffer,
     private lastXref: number,
     public size: number,
   ) {}
+
+  private get fieldRefs(): string {
+    return this.fieldNums.map((n) => `${n} 0 R`).join(' ');
+  }
+
+  /** Adds an empty signature field (in its own update); returns its object number. */
+  addSignatureField(name: string): number {
+    const num = this.size;
+    this.fieldNums.push(num);
+    this.update({
+      [num]: `<< /FT /Sig /T (${name}) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 >>`,
+      5: `<< /Fields [${this.fieldRefs}] /SigFlags 3 >>`,
+      3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [${this.fieldRefs}] >>`,
+    });
+    return num;
+  }
 
   /** One page ("Pay 100 EUR"), a text field "Name" and empty signature fields Signature1 (obj 7) and Signature2 (obj 9). */
   static base(): TestPdf {
@@ -83,7 +102,7 @@ export class TestPdf {
     const objects: Objects = {
       [sigNum]: sigDict,
       [fieldNum]: `<< /FT /Sig /T (${name}) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V ${sigNum} 0 R >>`,
-      5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 >>',
+      5: `<< /Fields [${this.fieldRefs}] /SigFlags 3 >>`,
     };
     if (options.docMdp) objects[1] = `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> >>`;
     const start = this.bytes.length;

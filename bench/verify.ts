@@ -1,0 +1,72 @@
+/**
+ * Verify benchmark: p50/p95 for a 1-signature and a 5-signature PDF (both built here with the
+ * test helpers), through the engine in a Piscina pool at concurrency 1 and 4.
+ *   npx tsx bench/verify.ts [--iterations 200] [--url http://localhost:3000 --key <api key>]
+ * With --url/--key it POSTs the same PDFs to /v1/verify instead.
+ */
+import { parseArgs } from 'node:util';
+import { WorkerPool } from '../src/compute/worker-pool.js';
+import type { VerifyReport } from '../src/documents/verify/index.js';
+import { makeLeaf, makeRoot } from '../test/unit/verify/helpers/pki.js';
+import { TestPdf } from '../test/unit/verify/helpers/pdf.js';
+
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '200' } } });
+const iterations = Number(values.iterations);
+
+const root = makeRoot();
+const signer = makeLeaf(root);
+const one = TestPdf.base().sign({ cms: { signer } }).bytes;
+const five = TestPdf.base();
+for (let i = 0; i < 5; i++) {
+  const fieldNum = five.addSignatureField(`Extra${i}`);
+  five.sign({ fieldNum, fieldName: `Extra${i}`, cms: { signer } });
+}
+const fiveBytes = five.bytes;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function measure(label: string, concurrency: number, run: () => Promise<unknown>) {
+  for (let i = 0; i < 10; i++) await run(); // warm-up
+  const times: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next++ < iterations) {
+      const t = performance.now();
+      await run();
+      times.push(performance.now() - t);
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - start) / 1000;
+  times.sort((a, b) => a - b);
+  console.log(`${label.padEnd(24)} c=${concurrency}  p50 ${percentile(times, 50).toFixed(1)} ms  p95 ${percentile(times, 95).toFixed(1)} ms  ${(times.length / elapsed).toFixed(0)} req/s`);
+}
+
+async function viaPool() {
+  const pool = new WorkerPool({ threads: 4, maxQueue: 1000 });
+  try {
+    for (const [label, pdf, count] of [['1 signature', one, 1], ['5 signatures', fiveBytes, 5]] as const) {
+      const report = await pool.run<unknown, VerifyReport>('verifyPdf', { pdf, trustRoots: [root.pem] });
+      if (!report.valid || report.document.signatureCount !== count) throw new Error(`${label}: unexpected report: ${report.reason}`);
+      for (const concurrency of [1, 4]) await measure(`engine ${label}`, concurrency, () => pool.run('verifyPdf', { pdf, trustRoots: [root.pem] }));
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+async function viaHttp(url: string, key: string) {
+  for (const [label, pdf] of [['1 signature', one], ['5 signatures', fiveBytes]] as const) {
+    const body = JSON.stringify({ document: { base64: Buffer.from(pdf).toString('base64') } });
+    const run = async () => {
+      const res = await fetch(new URL('/v1/verify', url), { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+      if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+      await res.json();
+    };
+    for (const concurrency of [1, 4]) await measure(`http ${label}`, concurrency, run);
+  }
+}
+
+if (values.url && values.key) await viaHttp(values.url, values.key);
+else await viaPool();
