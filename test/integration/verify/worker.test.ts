@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WorkerPool } from '../../../src/compute/worker-pool.js';
+import type { VerifyReport } from '../../../src/documents/verify/index.js';
+import { AppError } from '../../../src/errors/app-error.js';
+
+const pool = new WorkerPool({ threads: 1, maxQueue: 10 });
+afterAll(() => pool.close());
+
+describe('verifyPdf worker task', () => {
+  it('returns the report from a Piscina worker and carries AppErrors across', async () => {
+    const pdf = new Uint8Array(readFileSync('/work/shared/corpus/pdf-signed/signpdf-signed.pdf'));
+    const report = await pool.run<unknown, VerifyReport>('verifyPdf', { pdf, trustRoots: [] });
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
+    await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });
+    await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toBeInstanceOf(AppError);
+  });
+});
