@@ -18,6 +18,7 @@ import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
 import healthRoutes from './routes/v1/health.js';
+import signRoutes from './routes/v1/sign.js';
 import verifyRoutes from './routes/v1/verify.js';
 import { createServices, describeSetup, type ServiceOverrides, type Services } from './services.js';
 
@@ -78,6 +79,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await v1.register(healthRoutes(services));
       await v1.register(authRoutes(services));
       await v1.register(annotateRoutes(services));
+      await v1.register(signRoutes(services));
       await v1.register(verifyRoutes(services));
     },
     { prefix: '/v1' },

@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { detectSourceFormat } from '../../documents/detect.js';
+import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
+import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
+import { jsonField, uploadedFile } from '../../http/multipart.js';
+import { problemResponses } from '../../http/problem.js';
+import { validateValue } from '../../http/validate.js';
+import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import type { Services } from '../../services.js';
+import type { SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
+import {
+  AuditCertificateOptionSchema,
+  AuditTrailSchema,
+  SignAppearanceSchema,
+  SignerSchema,
+  SignJsonBodySchema,
+  SignMultipartFieldsSchema,
+  SignQuerySchema,
+  VerifyKeyResponseSchema,
+} from './schemas/sign.js';
+import { sendWarnings, toBuffer } from './shared.js';
+
+const SignMultipartSchema = Type.Composite([
+  Type.Object({
+    file: Type.String({ format: 'binary', description: 'The PDF or DOCX to sign' }),
+    p12: Type.Optional(Type.String({ format: 'binary', description: 'Your PKCS#12 (.p12/.pfx) for this request only; never stored' })),
+  }),
+  SignMultipartFieldsSchema,
+]);
+
+type JsonBody = Static<typeof SignJsonBodySchema>;
+type MultipartBody = Static<typeof SignMultipartSchema>;
+
+interface SignInput {
+  document: Buffer;
+  filename?: string;
+  request: SignRequest;
+  p12?: { data: Buffer; passphrase: string };
+}
+
+const RecordSchema = Type.Record(Type.String(), Type.Unknown());
+
+export default function signRoutes(services: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/sign',
+      {
+        schema: {
+          operationId: 'sign',
+          tags: ['Sign'],
+          summary: 'Sign a PDF (PAdES) or a DOCX, with a bound audit trail',
+          description:
+            'PDF: a PAdES B-B signature (B-T with a time stamp when the service has a TSA) appended as an incremental update, so earlier signatures stay valid. ' +
+            'Unless `certificate.enabled` is false an audit-trail page is added first, and `audit-trail.json` is always attached; the signature covers both. ' +
+            'DOCX: converted to PDF and signed (default), or with `to=docx` kept as DOCX with an OOXML package signature. ' +
+            'Multipart: `certificate` as a FILE part (or `p12`) is your PKCS#12 with `passphrase`; as a TEXT part it is the JSON audit-page option.',
+          querystring: SignQuerySchema,
+          body: {
+            content: {
+              'application/json': { schema: SignJsonBodySchema },
+              'multipart/form-data': { schema: SignMultipartSchema },
+            },
+          } as never,
+          response: { ...documentResponses(['pdf', 'docx'], true), ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+        },
+      },
+      async (request, reply) => {
+        const input = request.isMultipart() ? readMultipart(request, request.body as MultipartBody) : await readJson(request.body as JsonBody);
+        input.request.requestId = String(request.id);
+        input.request.documentName = input.filename;
+        const to = request.query.to ?? 'pdf';
+        const format = detectSourceFormat(input.document);
+        const isPdf = input.document.subarray(0, 1024).includes('%PDF-');
+        if (!isPdf && format !== 'docx') throw invalidFile('Only PDF and DOCX documents can be signed.');
+        if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
+
+        const { portable } = await services.signing();
+        const task: SignTaskInput = {
+          document: input.document,
+          request: input.request,
+          identity: portable,
+          p12: input.p12,
+          tsa: services.config.signing.tsaUrl ? { url: services.config.signing.tsaUrl } : undefined,
+        };
+        let name: string;
+        if (to === 'docx') {
+          name = 'signDocxTask';
+        } else {
+          name = 'signPdfTask';
+          if (!isPdf) {
+            task.receivedSha256 = createHash('sha256').update(input.document).digest('hex');
+            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup' });
+          }
+        }
+        const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task);
+        sendWarnings(reply, result.warnings);
+        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(input.filename, to, 'signed'));
+      },
+    );
+
+    app.get(
+      '/verify/key',
+      {
+        schema: {
+          operationId: 'getSigningKey',
+          tags: ['Sign'],
+          summary: "The service's current signing certificate",
+          description: 'As SuperDoc publishes it (version, algorithm, public key, SHA-256 fingerprint, validity, issuer), plus the certificate chain.',
+          response: { 200: VerifyKeyResponseSchema, ...problemResponses(401, 429, 503) },
+        },
+      },
+      async () => describeCertificate((await services.signing()).identity),
+    );
+  };
+
+  async function readJson(body: JsonBody): Promise<SignInput> {
+    const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+    const { document: _doc, p12, ...request } = body;
+    return {
+      document,
+      request: request as SignRequest,
+      p12: p12 ? { data: decodeBase64(p12.base64, 'p12.base64', 1024 * 1024), passphrase: p12.passphrase ?? '' } : undefined,
+    };
+  }
+
+  function readMultipart(request: FastifyRequest, body: MultipartBody): SignInput {
+    const file = uploadedFile(request, 'file');
+    const p12File = request.uploadedFiles?.p12 ?? request.uploadedFiles?.certificate;
+    const certificateOption: unknown = request.uploadedFiles?.certificate
+      ? body.auditCertificate === undefined ? undefined : { enabled: body.auditCertificate === 'true' }
+      : jsonField(body.certificate, 'certificate');
+    const optional = <T>(value: T | undefined, validate: (v: T) => T) => (value === undefined ? undefined : validate(value));
+    const signRequest: SignRequest = {
+      signer: validateValue(SignerSchema, jsonField(body.signer, 'signer'), 'signer'),
+      auditTrail: validateValue(AuditTrailSchema, jsonField(body.auditTrail, 'auditTrail'), 'auditTrail') as SignRequest['auditTrail'],
+      eventId: body.eventId,
+      metadata: optional(jsonField<Record<string, unknown>>(body.metadata, 'metadata'), (v) => validateValue(RecordSchema, v, 'metadata')),
+      certificate: certificateOption === undefined ? undefined : validateValue(AuditCertificateOptionSchema, certificateOption, 'certificate'),
+      appearance: optional(jsonField(body.appearance, 'appearance'), (v) => validateValue(SignAppearanceSchema, v, 'appearance')) as SignRequest['appearance'],
+      reason: body.reason,
+      location: body.location,
+      contactInfo: body.contactInfo,
+    };
+    if (body.passphrase !== undefined && !p12File) {
+      throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'A passphrase was sent without a PKCS#12 file part (p12 or certificate).');
+    }
+    return {
+      document: file.data,
+      filename: file.filename,
+      request: signRequest,
+      p12: p12File ? { data: p12File.data, passphrase: body.passphrase ?? '' } : undefined,
+    };
+  }
+}
