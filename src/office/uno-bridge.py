@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""
+One bridge per LibreOffice process (run with the UNO python, /usr/bin/python3).
+
+It starts soffice with a private profile and a private UNO pipe, connects to it, then serves
+jobs from Node over stdin/stdout as JSON lines:
+
+  <- {"id": 1, "op": "convert", "input": "/tmp/job/in.docx", "output": "/tmp/job/out.pdf",
+      "trackedChanges": "markup" | "accept" | "reject"}
+  <- {"id": 2, "op": "ping"}
+  -> {"type": "ready", "officePid": 123}
+  -> {"type": "result", "id": 1, "ok": true, "rss": 123456}
+  -> {"type": "result", "id": 1, "ok": false, "kind": "load" | "export" | "office", "message": "..."}
+
+stdout carries nothing but these lines; soffice's own output goes to stderr. When stdin
+closes (Node exited or closed us), the whole process group, soffice.bin included, is killed:
+that is the parent-death guard.
+"""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import uno
+from com.sun.star.beans import PropertyValue
+from com.sun.star.connection import NoConnectException
+
+LOAD_FILTER = "MS Word 2007 XML"
+PDF_FILTER = "writer_pdf_Export"
+CONNECT_DEADLINE_S = float(os.environ.get("DOCPROC_OFFICE_START_TIMEOUT", "60"))
+FIRST_START_RESTART_CODE = 81
+
+protocol_out = sys.stdout
+write_lock = threading.Lock()
+
+
+def send(message):
+    line = json.dumps(message, separators=(",", ":"))
+    with write_lock:
+        protocol_out.write(line + "\n")
+        protocol_out.flush()
+
+
+def die_with_group(code=0):
+    """Kill everything we started (same process group), then ourselves."""
+    try:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        os._exit(code)
+
+
+def prop(name, value):
+    p = PropertyValue()
+    p.Name = name
+    p.Value = value
+    return p
+
+
+def start_office(soffice, profile_url, pipe_name):
+    args = [
+        soffice,
+        "-env:UserInstallation=" + profile_url,
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--nodefault",
+        "--norestore",
+        "--nolockcheck",
+        "--nofirststartwizard",
+        "--accept=pipe,name=%s;urp;StarOffice.ComponentContext" % pipe_name,
+    ]
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr)
+
+
+def connect(soffice, profile_url, pipe_name):
+    """Starts soffice and returns (process, desktop). oosplash restarts soffice.bin itself after
+    the first-start code 81; should the whole process exit anyway, it is started again."""
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+    url = "uno:pipe,name=%s;urp;StarOffice.ComponentContext" % pipe_name
+    deadline = time.monotonic() + CONNECT_DEADLINE_S
+    process = start_office(soffice, profile_url, pipe_name)
+    starts = 1
+    while time.monotonic() < deadline:
+        try:
+            ctx = resolver.resolve(url)
+            desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+            return process, ctx, desktop
+        except NoConnectException:
+            pass
+        code = process.poll()
+        if code is not None:
+            if starts >= 3:
+                raise RuntimeError("soffice exited with code %s during start-up" % code)
+            process = start_office(soffice, profile_url, pipe_name)
+            starts += 1
+        time.sleep(0.1)
+    raise RuntimeError("soffice did not accept a UNO connection in time")
+
+
+def office_rss(launcher_pid):
+    """Resident memory of soffice.bin (the launcher's child), in bytes; 0 when unknown."""
+    total = 0
+    try:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/status" % entry) as f:
+                    status = f.read()
+            except OSError:
+                continue
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            ppid = int(fields.get("PPid", "0").strip())
+            if ppid == launcher_pid or int(entry) == launcher_pid:
+                rss = fields.get("VmRSS", "0 kB").strip().split()[0]
+                total += int(rss) * 1024
+    except OSError:
+        return 0
+    return total
+
+
+class JobFailure(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def dispatch(ctx, document, command):
+    helper = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.DispatchHelper", ctx)
+    frame = document.getCurrentController().getFrame()
+    helper.executeDispatch(frame, command, "", 0, ())
+
+
+def apply_tracked_changes(ctx, document, mode):
+    if mode == "accept":
+        dispatch(ctx, document, ".uno:AcceptAllTrackedChanges")
+    elif mode == "reject":
+        dispatch(ctx, document, ".uno:RejectAllTrackedChanges")
+    if mode in ("accept", "reject"):
+        # Nothing left to mark up; stop recording so the export shows the clean result.
+        document.setPropertyValue("RecordChanges", False)
+
+
+def update_fields_and_indexes(document):
+    """Bring fields and indexes up to date. Indexes are updated twice around a field refresh:
+    the second pass sees the final layout so the page numbers in a TOC are right."""
+    indexes = document.getDocumentIndexes()
+    for i in range(indexes.getCount()):
+        indexes.getByIndex(i).update()
+    document.getTextFields().refresh()
+    document.refresh()
+    for i in range(indexes.getCount()):
+        indexes.getByIndex(i).update()
+    document.getTextFields().refresh()
+
+
+def convert(ctx, desktop, job):
+    load_props = (
+        prop("Hidden", True),
+        prop("ReadOnly", False),
+        prop("MacroExecutionMode", 0),  # NEVER_EXECUTE
+        prop("UpdateDocMode", 0),  # NO_UPDATE: no link/OLE refresh on load
+        prop("FilterName", LOAD_FILTER),
+        prop("RepairPackage", False),
+        prop("Silent", True),
+    )
+    try:
+        document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["input"]), "_blank", 0, load_props)
+    except Exception as err:  # an IOException / IllegalArgumentException from the filter
+        raise JobFailure("load", str(err))
+    if document is None or not hasattr(document, "getText"):
+        if document is not None:
+            document.close(True)
+        raise JobFailure("load", "LibreOffice could not open the file as a text document")
+    try:
+        apply_tracked_changes(ctx, document, job.get("trackedChanges", "markup"))
+        update_fields_and_indexes(document)
+        try:
+            document.storeToURL(uno.systemPathToFileUrl(job["output"]), (prop("FilterName", PDF_FILTER),))
+        except Exception as err:
+            raise JobFailure("export", str(err))
+    finally:
+        try:
+            document.close(True)
+        except Exception:
+            pass
+
+
+def read_jobs(jobs):
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            jobs.put(json.loads(line))
+    die_with_group(0)
+
+
+def main():
+    soffice, profile_dir, pipe_name = sys.argv[1], sys.argv[2], sys.argv[3]
+    signal.signal(signal.SIGTERM, lambda *_: die_with_group(0))
+    process, ctx, desktop = connect(soffice, uno.systemPathToFileUrl(profile_dir), pipe_name)
+    jobs = queue.Queue()
+    threading.Thread(target=read_jobs, args=(jobs,), daemon=True).start()
+    send({"type": "ready", "officePid": process.pid})
+    while True:
+        job = jobs.get()
+        try:
+            if job.get("op") == "convert":
+                convert(ctx, desktop, job)
+            send({"type": "result", "id": job["id"], "ok": True, "rss": office_rss(process.pid)})
+        except JobFailure as failure:
+            send({"type": "result", "id": job["id"], "ok": False, "kind": failure.kind, "message": str(failure)})
+        except Exception as err:
+            # The office process is gone or wedged (DisposedException, RuntimeException):
+            # report it and exit so Node replaces this process.
+            send({"type": "result", "id": job["id"], "ok": False, "kind": "office", "message": str(err)})
+            die_with_group(3)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as err:
+        sys.stderr.write("uno-bridge: %s\n" % err)
+        die_with_group(2)
