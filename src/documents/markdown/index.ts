@@ -1,0 +1,93 @@
+import type * as hast from 'hast';
+import type * as md from 'mdast';
+import rehypeParse from 'rehype-parse';
+import remarkFrontmatter from 'remark-frontmatter';
+import remarkGfm from 'remark-gfm';
+import remarkParse from 'remark-parse';
+import { unified } from 'unified';
+import { HtmlLowering, scanHtml } from '../html/to-model.js';
+import { readFrontMatter } from '../model/front-matter.js';
+import { resolveImages } from '../model/images.js';
+import { assertInputSize, decodeText, nestingTooDeep } from '../model/input.js';
+import { writeDocx } from '../model/package.js';
+import { Slugger } from '../model/slug.js';
+import type { Block, ConversionResult, DocumentMetadata, MarkupOptions } from '../model/types.js';
+import { assertMarkdownNesting } from './prescan.js';
+import { MarkdownLowering, collectImageUrls } from './to-model.js';
+
+/**
+ * Markdown (CommonMark + GFM: tables, task lists, strikethrough, autolinks, footnotes; YAML
+ * front matter) → DOCX, natively. Raw HTML blocks go through the HTML front end.
+ */
+// Pandoc-style front matter may close with `...`; that form is tried first so a later `---`
+// (thematic break) cannot swallow the document.
+const markdownParser = unified()
+  .use(remarkParse)
+  .use(remarkGfm)
+  .use(remarkFrontmatter, [{ type: 'yaml', fence: { open: '---', close: '...' } }, 'yaml']);
+const fragmentParser = unified().use(rehypeParse, { fragment: true });
+
+function parseMarkdown(text: string, maxDepth: number): md.Root {
+  try {
+    return markdownParser.parse(text);
+  } catch (err) {
+    if (err instanceof RangeError) throw nestingTooDeep(maxDepth, 'block quotes, lists or inline formatting');
+    throw err;
+  }
+}
+
+function htmlBlocksOf(tree: md.Root): md.Html[] {
+  const found: md.Html[] = [];
+  const stack: md.Nodes[] = [tree];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node.type === 'paragraph' || node.type === 'heading' || node.type === 'tableCell') continue; // inline HTML
+    if (node.type === 'html') found.push(node);
+    if ('children' in node) stack.push(...(node.children as md.Nodes[]));
+  }
+  return found;
+}
+
+export async function markdownToDocx(source: Uint8Array, options: MarkupOptions): Promise<ConversionResult> {
+  const { limits } = options;
+  assertInputSize(source, limits, 'Markdown');
+  const warnings: string[] = [];
+  const text = decodeText(source, warnings);
+  assertMarkdownNesting(text, limits.maxNestingDepth);
+  const tree = parseMarkdown(text, limits.maxNestingDepth);
+
+  const frontMatter = tree.children.find((n): n is md.Yaml => n.type === 'yaml');
+  const metadata: DocumentMetadata = frontMatter ? readFrontMatter(frontMatter.value, warnings) : {};
+
+  const htmlTrees = new Map<md.Html, hast.Root>();
+  const imageSources = collectImageUrls(tree);
+  const linkTargets = new Set<string>();
+  for (const node of htmlBlocksOf(tree)) {
+    const fragment = fragmentParser.parse(node.value);
+    htmlTrees.set(node, fragment);
+    const scan = scanHtml(fragment);
+    imageSources.push(...scan.imageSources);
+    scan.linkTargets.forEach((t) => linkTargets.add(t));
+  }
+  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [] }, warnings);
+  const slugger = new Slugger();
+  const html = new HtmlLowering({ images, slugger, maxDepth: limits.maxNestingDepth, warnings, linkTargets });
+  const lowering = new MarkdownLowering({
+    images,
+    slugger,
+    maxDepth: limits.maxNestingDepth,
+    warnings,
+    htmlBlock: (node) => {
+      const fragment = htmlTrees.get(node);
+      return fragment ? html.root(fragment) : [];
+    },
+  });
+  const blocks: Block[] = lowering.root(tree);
+  if (metadata.title) blocks.unshift({ type: 'paragraph', style: 'Title', inlines: [{ type: 'text', text: metadata.title }] });
+  const docx = writeDocx({ metadata, blocks }, { reference: options.reference });
+  return { docx, warnings: dedupe(warnings) };
+}
+
+function dedupe(warnings: string[]): string[] {
+  return [...new Set(warnings)];
+}

@@ -1,0 +1,47 @@
+import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import type { ConversionLimits } from './types.js';
+
+/** Input checks and text decoding shared by the Markdown and HTML front ends. */
+export function assertInputSize(source: Uint8Array, limits: ConversionLimits, what: string): void {
+  if (source.byteLength > limits.maxBytes) {
+    throw fileTooLarge(`The ${what} document is ${source.byteLength} bytes; the limit is ${limits.maxBytes} bytes. Split it or send a smaller file.`);
+  }
+}
+
+export function nestingTooDeep(limit: number, what: string): AppError {
+  return new AppError(
+    422,
+    ErrorCode.DOCUMENT_TOO_COMPLEX,
+    `The document nests ${what} more than ${limit} levels deep; flatten the structure and send it again.`,
+  );
+}
+
+/**
+ * Decodes text: a byte-order mark wins (UTF-8, UTF-16LE/BE), then `fallbackLabel` (an HTML meta
+ * charset), then UTF-8. Bytes that are invalid in the chosen encoding become U+FFFD and a
+ * warning says so; conversion never fails on encoding.
+ */
+export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel?: string): string {
+  let encoding = 'utf-8';
+  let start = 0;
+  if (source[0] === 0xef && source[1] === 0xbb && source[2] === 0xbf) start = 3;
+  else if (source[0] === 0xff && source[1] === 0xfe) [encoding, start] = ['utf-16le', 2];
+  else if (source[0] === 0xfe && source[1] === 0xff) [encoding, start] = ['utf-16be', 2];
+  else if (fallbackLabel) {
+    try {
+      encoding = new TextDecoder(fallbackLabel).encoding;
+    } catch {
+      warnings.push(`Unknown character set "${fallbackLabel}" declared; the document was read as UTF-8.`);
+    }
+  }
+  const text = new TextDecoder(encoding, { ignoreBOM: true }).decode(source.subarray(start));
+  if (encoding === 'utf-8' && text.includes('\uFFFD') && !hasEncodedReplacementChar(source)) {
+    warnings.push('The document is not valid UTF-8; invalid bytes were replaced by U+FFFD. Send UTF-8 text.');
+  }
+  return text;
+}
+
+/** True when the source itself contains U+FFFD (EF BF BD), so replacement chars are not ours. */
+function hasEncodedReplacementChar(source: Uint8Array): boolean {
+  return Buffer.from(source.buffer, source.byteOffset, source.byteLength).includes(Buffer.from([0xef, 0xbf, 0xbd]));
+}

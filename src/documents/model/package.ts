@@ -1,0 +1,198 @@
+import PizZip from 'pizzip';
+import { AppError, invalidFile } from '../../errors/app-error.js';
+import { assertDocx } from '../../inputs/zip.js';
+import { BodyWriter, type MediaFile, type Relationship } from './body-writer.js';
+import { buildStylesXml, mergeReferenceStyles } from './styles.js';
+import type { DocumentMetadata, DocumentModel } from './types.js';
+import { XML_DECLARATION, esc } from './xml.js';
+import { writeZip, type ZipPart } from './zip-writer.js';
+
+/** Assembles a complete DOCX package from the document model. */
+const NS = {
+  w: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
+  r: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+  rels: 'http://schemas.openxmlformats.org/package/2006/relationships',
+  officeRel: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+};
+
+const PART_NAMESPACES =
+  `xmlns:w="${NS.w}" xmlns:r="${NS.r}" ` +
+  'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" ' +
+  'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
+  'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture" ' +
+  'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" ' +
+  'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml" mc:Ignorable="w14"';
+
+const SECTION =
+  '<w:sectPr><w:pgSz w:w="11906" w:h="16838"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" ' +
+  'w:header="708" w:footer="708" w:gutter="0"/><w:cols w:space="708"/><w:docGrid w:linePitch="360"/></w:sectPr>';
+
+const CT = {
+  document: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml',
+  styles: 'application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml',
+  numbering: 'application/vnd.openxmlformats-officedocument.wordprocessingml.numbering+xml',
+  footnotes: 'application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml',
+  settings: 'application/vnd.openxmlformats-officedocument.wordprocessingml.settings+xml',
+  fontTable: 'application/vnd.openxmlformats-officedocument.wordprocessingml.fontTable+xml',
+  webSettings: 'application/vnd.openxmlformats-officedocument.wordprocessingml.webSettings+xml',
+  theme: 'application/vnd.openxmlformats-officedocument.theme+xml',
+  core: 'application/vnd.openxmlformats-package.core-properties+xml',
+  app: 'application/vnd.openxmlformats-officedocument.extended-properties+xml',
+};
+
+/** Fixed word/ parts: [rel id, type, target, content type]. */
+const FIXED_PARTS: [string, string, string, string][] = [
+  ['rId1', 'styles', 'styles.xml', CT.styles],
+  ['rId2', 'numbering', 'numbering.xml', CT.numbering],
+  ['rId3', 'footnotes', 'footnotes.xml', CT.footnotes],
+  ['rId4', 'settings', 'settings.xml', CT.settings],
+  ['rId5', 'fontTable', 'fontTable.xml', CT.fontTable],
+  ['rId6', 'webSettings', 'webSettings.xml', CT.webSettings],
+];
+const THEME_REL_ID = 'rId7';
+const FIRST_FREE_REL_ID = 8;
+
+const FONT_TABLE =
+  `${XML_DECLARATION}<w:fonts xmlns:w="${NS.w}">` +
+  [['Calibri', 'swiss', 'variable'], ['Calibri Light', 'swiss', 'variable'], ['Consolas', 'modern', 'fixed'], ['Arial', 'swiss', 'variable'], ['MS Gothic', 'modern', 'fixed']]
+    .map(([name, family, pitch]) => `<w:font w:name="${name}"><w:family w:val="${family}"/><w:pitch w:val="${pitch}"/></w:font>`)
+    .join('') +
+  '</w:fonts>';
+
+const SETTINGS =
+  `${XML_DECLARATION}<w:settings xmlns:w="${NS.w}"><w:zoom w:percent="100"/><w:defaultTabStop w:val="720"/>` +
+  '<w:characterSpacingControl w:val="doNotCompress"/><w:footnotePr><w:footnote w:id="-1"/><w:footnote w:id="0"/></w:footnotePr>' +
+  '<w:compat><w:compatSetting w:name="compatibilityMode" w:uri="http://schemas.microsoft.com/office/word" w:val="15"/></w:compat></w:settings>';
+
+const WEB_SETTINGS = `${XML_DECLARATION}<w:webSettings xmlns:w="${NS.w}"><w:optimizeForBrowser/><w:allowPNG/></w:webSettings>`;
+
+const SEPARATOR_PARAGRAPH_PR = '<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr>';
+const FOOTNOTE_SEPARATORS =
+  `<w:footnote w:type="separator" w:id="-1"><w:p>${SEPARATOR_PARAGRAPH_PR}<w:r><w:separator/></w:r></w:p></w:footnote>` +
+  `<w:footnote w:type="continuationSeparator" w:id="0"><w:p>${SEPARATOR_PARAGRAPH_PR}<w:r><w:continuationSeparator/></w:r></w:p></w:footnote>`;
+
+interface ReferenceParts {
+  styles: string;
+  theme?: Buffer;
+  fontTable?: string;
+}
+
+function readReference(reference: Uint8Array): ReferenceParts {
+  const buf = Buffer.from(reference.buffer, reference.byteOffset, reference.byteLength);
+  try {
+    assertDocx(buf);
+  } catch (err) {
+    if (err instanceof AppError) throw new AppError(err.status, err.code, `The reference document is unusable: ${err.message}`);
+    throw err;
+  }
+  let zip: PizZip;
+  try {
+    zip = new PizZip(buf);
+  } catch {
+    throw invalidFile('The reference document could not be read as a DOCX; send a DOCX saved by Word or LibreOffice.');
+  }
+  const styles = zip.file('word/styles.xml')?.asText();
+  if (!styles) throw invalidFile('The reference document has no word/styles.xml; send a DOCX saved by Word or LibreOffice.');
+  const theme = zip.file('word/theme/theme1.xml')?.asNodeBuffer();
+  return { styles: mergeReferenceStyles(styles), theme, fontTable: zip.file('word/fontTable.xml')?.asText() };
+}
+
+function relationshipsXml(entries: { id: string; type: string; target: string; external?: boolean }[]): string {
+  const items = entries
+    .map((e) => `<Relationship Id="${e.id}" Type="${e.type}" Target="${esc(e.target)}"${e.external ? ' TargetMode="External"' : ''}/>`)
+    .join('');
+  return `${XML_DECLARATION}<Relationships xmlns="${NS.rels}">${items}</Relationships>`;
+}
+
+function contentRels(rels: Relationship[]) {
+  return rels.map((rel) =>
+    rel.type === 'hyperlink'
+      ? { id: rel.id, type: `${NS.officeRel}/hyperlink`, target: rel.target, external: true }
+      : { id: rel.id, type: `${NS.officeRel}/image`, target: rel.target },
+  );
+}
+
+function isoDate(value: string | undefined): string {
+  const time = value ? Date.parse(value) : Number.NaN;
+  return (Number.isNaN(time) ? new Date() : new Date(time)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function corePropertiesXml(meta: DocumentMetadata): string {
+  const element = (tag: string, value?: string) => (value ? `<${tag}>${esc(value)}</${tag}>` : '');
+  const created = isoDate(meta.date);
+  return (
+    `${XML_DECLARATION}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
+    'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" ' +
+    'xmlns:dcmitype="http://purl.org/dc/dcmitype/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
+    element('dc:title', meta.title) +
+    element('dc:subject', meta.subject) +
+    element('dc:creator', meta.author) +
+    element('cp:keywords', meta.keywords?.join(', ')) +
+    element('dc:description', meta.description) +
+    `<dcterms:created xsi:type="dcterms:W3CDTF">${created}</dcterms:created>` +
+    `<dcterms:modified xsi:type="dcterms:W3CDTF">${created}</dcterms:modified>` +
+    '</cp:coreProperties>'
+  );
+}
+
+const APP_XML =
+  `${XML_DECLARATION}<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties" ` +
+  'xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes"><Application>docproc</Application></Properties>';
+
+function contentTypesXml(media: MediaFile[], hasTheme: boolean): string {
+  const formats = new Set(media.map((m) => m.format));
+  const defaults =
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+    '<Default Extension="xml" ContentType="application/xml"/>' +
+    [...formats].map((f) => `<Default Extension="${f}" ContentType="image/${f}"/>`).join('');
+  const overrides = [
+    ['/word/document.xml', CT.document],
+    ...FIXED_PARTS.map(([, , target, type]) => [`/word/${target}`, type]),
+    ...(hasTheme ? [['/word/theme/theme1.xml', CT.theme]] : []),
+    ['/docProps/core.xml', CT.core],
+    ['/docProps/app.xml', CT.app],
+  ]
+    .map(([part, type]) => `<Override PartName="${part}" ContentType="${type}"/>`)
+    .join('');
+  return `${XML_DECLARATION}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">${defaults}${overrides}</Types>`;
+}
+
+export function writeDocx(model: DocumentModel, options: { reference?: Uint8Array } = {}): Buffer {
+  const reference = options.reference ? readReference(options.reference) : undefined;
+  const writer = new BodyWriter(FIRST_FREE_REL_ID);
+  const body = writer.body(model.blocks);
+  const documentXml = `${XML_DECLARATION}<w:document ${PART_NAMESPACES}><w:body>${body}${SECTION}</w:body></w:document>`;
+  const footnotesXml = `${XML_DECLARATION}<w:footnotes ${PART_NAMESPACES}>${FOOTNOTE_SEPARATORS}${writer.footnotes.join('')}</w:footnotes>`;
+
+  const documentRels = [
+    ...FIXED_PARTS.map(([id, type, target]) => ({ id, type: `${NS.officeRel}/${type}`, target })),
+    ...(reference?.theme ? [{ id: THEME_REL_ID, type: `${NS.officeRel}/theme`, target: 'theme/theme1.xml' }] : []),
+    ...contentRels(writer.rels.document),
+  ];
+  const packageRels = [
+    { id: 'rId1', type: `${NS.officeRel}/officeDocument`, target: 'word/document.xml' },
+    { id: 'rId2', type: 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', target: 'docProps/core.xml' },
+    { id: 'rId3', type: `${NS.officeRel}/extended-properties`, target: 'docProps/app.xml' },
+  ];
+  const text = (name: string, xml: string): ZipPart => ({ name, data: Buffer.from(xml, 'utf8') });
+  const parts: ZipPart[] = [
+    text('[Content_Types].xml', contentTypesXml(writer.media, Boolean(reference?.theme))),
+    text('_rels/.rels', relationshipsXml(packageRels)),
+    text('word/document.xml', documentXml),
+    text('word/_rels/document.xml.rels', relationshipsXml(documentRels)),
+    text('word/styles.xml', reference?.styles ?? buildStylesXml()),
+    text('word/numbering.xml', writer.numbering.toXml()),
+    text('word/footnotes.xml', footnotesXml),
+    text('word/settings.xml', SETTINGS),
+    text('word/fontTable.xml', reference?.fontTable ?? FONT_TABLE),
+    text('word/webSettings.xml', WEB_SETTINGS),
+    text('docProps/core.xml', corePropertiesXml(model.metadata)),
+    text('docProps/app.xml', APP_XML),
+  ];
+  if (writer.rels.footnotes.length > 0) {
+    parts.push(text('word/_rels/footnotes.xml.rels', relationshipsXml(contentRels(writer.rels.footnotes))));
+  }
+  if (reference?.theme) parts.push({ name: 'word/theme/theme1.xml', data: reference.theme });
+  for (const file of writer.media) parts.push({ name: `word/${file.path}`, data: Buffer.from(file.data) });
+  return writeZip(parts);
+}

@@ -1,0 +1,193 @@
+/**
+ * The one document model both front ends (Markdown, HTML) lower onto and the DOCX writer
+ * reads. It only holds what a Word document can express; layout is the writer's business.
+ */
+export type Alignment = 'left' | 'center' | 'right' | 'justify';
+
+export interface RunMarks {
+  bold?: boolean;
+  italic?: boolean;
+  strike?: boolean;
+  underline?: boolean;
+  code?: boolean;
+  superscript?: boolean;
+  subscript?: boolean;
+  /** RRGGBB, no '#'. */
+  color?: string;
+  /** RRGGBB background shading of the run. */
+  background?: string;
+  /** Font size in half-points (Word's unit). */
+  halfPoints?: number;
+  font?: string;
+}
+
+export interface TextInline {
+  type: 'text';
+  text: string;
+  marks?: RunMarks;
+}
+
+export interface BreakInline {
+  type: 'break';
+}
+
+export interface LinkInline {
+  type: 'link';
+  /** External URL, or undefined when the link points inside the document. */
+  url?: string;
+  /** Bookmark name for internal links (`#anchor`). */
+  anchor?: string;
+  title?: string;
+  children: Inline[];
+}
+
+export interface ImageInline {
+  type: 'image';
+  data: Uint8Array;
+  format: 'png' | 'jpeg' | 'gif';
+  widthPx: number;
+  heightPx: number;
+  alt: string;
+  title?: string;
+}
+
+export interface FootnoteInline {
+  type: 'footnote';
+  blocks: Block[];
+}
+
+export interface BookmarkInline {
+  type: 'bookmark';
+  name: string;
+}
+
+export interface RevisionInline {
+  type: 'revision';
+  kind: 'insert' | 'delete';
+  author: string;
+  /** ISO 8601 date-time, when known. */
+  date?: string;
+  children: Inline[];
+}
+
+export type Inline = TextInline | BreakInline | LinkInline | ImageInline | FootnoteInline | BookmarkInline | RevisionInline;
+
+export interface ParagraphBlock {
+  type: 'paragraph';
+  inlines: Inline[];
+  /** Paragraph style id; Normal when absent. */
+  style?: string;
+  align?: Alignment;
+  pageBreakBefore?: boolean;
+}
+
+export interface HeadingBlock {
+  type: 'heading';
+  level: 1 | 2 | 3 | 4 | 5 | 6;
+  inlines: Inline[];
+  /** Bookmark names placed on the heading (slug first, then explicit ids). */
+  ids: string[];
+  align?: Alignment;
+  pageBreakBefore?: boolean;
+}
+
+export interface ListItem {
+  blocks: Block[];
+  /** GFM task state; undefined for ordinary items. */
+  checked?: boolean;
+}
+
+export interface ListBlock {
+  type: 'list';
+  ordered: boolean;
+  start: number;
+  /** Tight lists use the Compact paragraph style. */
+  tight: boolean;
+  items: ListItem[];
+}
+
+export interface TableCell {
+  blocks: Block[];
+  colSpan: number;
+  rowSpan: number;
+  align?: Alignment;
+  /** RRGGBB shading. */
+  background?: string;
+  header?: boolean;
+}
+
+export interface TableRow {
+  cells: TableCell[];
+  header: boolean;
+}
+
+export interface TableBlock {
+  type: 'table';
+  rows: TableRow[];
+  /** Per-column default alignment (GFM). */
+  columnAlign?: (Alignment | undefined)[];
+  caption?: Inline[];
+  /** Layout tables (HTML e-mail, presentation tables) are drawn without borders. */
+  layout?: boolean;
+}
+
+export interface QuoteBlock {
+  type: 'quote';
+  blocks: Block[];
+}
+
+export interface CodeBlock {
+  type: 'code';
+  text: string;
+  language?: string;
+}
+
+export interface RuleBlock {
+  type: 'rule';
+}
+
+export interface PageBreakBlock {
+  type: 'pageBreak';
+}
+
+export type Block =
+  | ParagraphBlock
+  | HeadingBlock
+  | ListBlock
+  | TableBlock
+  | QuoteBlock
+  | CodeBlock
+  | RuleBlock
+  | PageBreakBlock;
+
+export interface DocumentMetadata {
+  title?: string;
+  author?: string;
+  subject?: string;
+  keywords?: string[];
+  description?: string;
+  /** ISO 8601 or free text as given; the writer only keeps parseable dates. */
+  date?: string;
+}
+
+export interface DocumentModel {
+  metadata: DocumentMetadata;
+  blocks: Block[];
+}
+
+export interface ConversionLimits {
+  maxBytes: number;
+  maxNestingDepth: number;
+}
+
+export interface MarkupOptions {
+  /** A DOCX whose styles replace ours (like pandoc --reference-doc). */
+  reference?: Uint8Array;
+  limits: ConversionLimits;
+  remoteImages?: { allowHosts: string[] };
+}
+
+export interface ConversionResult {
+  docx: Buffer;
+  warnings: string[];
+}
