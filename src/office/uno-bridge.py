@@ -73,6 +73,7 @@ def start_office(soffice, profile_url, pipe_name):
         "--nofirststartwizard",
         "--accept=pipe,name=%s;urp;StarOffice.ComponentContext" % pipe_name,
     ]
+    # Node gives us a private TMPDIR: LibreOffice's own temp files land there, not in /tmp.
     return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr)
 
 
@@ -146,26 +147,45 @@ def apply_tracked_changes(ctx, document, mode):
         document.setPropertyValue("RecordChanges", False)
 
 
+def index_text(index):
+    return index.getAnchor().getString().strip()
+
+
+def update_index(document, index):
+    """Updates one index (TOC, alphabetical, ...). Word keeps the entries it last computed; when
+    the document no longer holds what the index points at, an update would leave it empty, so
+    an index that had entries and has none after the update is put back as it was."""
+    before = index_text(index)
+    index.update()
+    if before and not index_text(index):
+        undo = document.getUndoManager()
+        if undo.isUndoPossible():
+            undo.undo()
+
+
 def update_fields_and_indexes(document):
-    """Bring fields and indexes up to date. Indexes are updated twice around a field refresh:
-    the second pass sees the final layout so the page numbers in a TOC are right."""
+    """Bring fields and indexes up to date. Indexes are updated again after a field refresh and
+    a layout pass so the page numbers in a TOC are those of the final layout."""
     indexes = document.getDocumentIndexes()
     for i in range(indexes.getCount()):
-        indexes.getByIndex(i).update()
+        update_index(document, indexes.getByIndex(i))
     document.getTextFields().refresh()
     document.refresh()
     for i in range(indexes.getCount()):
-        indexes.getByIndex(i).update()
+        update_index(document, indexes.getByIndex(i))
     document.getTextFields().refresh()
 
 
 def convert(ctx, desktop, job):
     load_props = (
         prop("Hidden", True),
+        # Not ReadOnly: accepting/rejecting tracked changes and updating indexes edit the loaded
+        # copy, which LibreOffice refuses on a read-only document. The copy is never stored back:
+        # only storeToURL to a new PDF file is used.
         prop("ReadOnly", False),
         prop("MacroExecutionMode", 0),  # NEVER_EXECUTE
         prop("UpdateDocMode", 0),  # NO_UPDATE: no link/OLE refresh on load
-        prop("FilterName", LOAD_FILTER),
+        prop("FilterName", job.get("loadFilter") or LOAD_FILTER),
         prop("RepairPackage", False),
         prop("Silent", True),
     )

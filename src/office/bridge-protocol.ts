@@ -1,0 +1,81 @@
+/**
+ * The protocol between Node and src/office/uno-bridge.py: one JSON object per line on the
+ * bridge's stdin (jobs) and stdout (replies). Documents travel as file paths inside a job's
+ * private temp directory, so lines stay small.
+ */
+export type TrackedChangesMode = 'markup' | 'accept' | 'reject';
+
+export interface ConvertRequest {
+  id: number;
+  op: 'convert';
+  input: string;
+  output: string;
+  trackedChanges: TrackedChangesMode;
+  /** LibreOffice import filter name; the bridge defaults to "MS Word 2007 XML". */
+  loadFilter?: string;
+}
+
+export interface ReadyMessage {
+  type: 'ready';
+  officePid: number;
+}
+
+export type FailureKind = 'load' | 'export' | 'office';
+
+export type ResultMessage =
+  | { type: 'result'; id: number; ok: true; rss: number }
+  | { type: 'result'; id: number; ok: false; kind: FailureKind; message: string };
+
+export type BridgeMessage = ReadyMessage | ResultMessage;
+
+export function encodeRequest(request: ConvertRequest): string {
+  return `${JSON.stringify(request)}\n`;
+}
+
+function isBridgeMessage(value: unknown): value is BridgeMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const type = (value as { type?: unknown }).type;
+  if (type === 'ready') return typeof (value as ReadyMessage).officePid === 'number';
+  if (type === 'result') {
+    const result = value as ResultMessage;
+    return typeof result.id === 'number' && typeof result.ok === 'boolean';
+  }
+  return false;
+}
+
+/**
+ * Splits a byte stream into complete lines and parses each as a bridge message. Bytes after
+ * the last newline wait for the next chunk; a line that is not a known message is reported
+ * through `onGarbage` (the bridge is then considered broken by the caller).
+ */
+export class LineDecoder {
+  private pending = '';
+
+  constructor(
+    private readonly onMessage: (message: BridgeMessage) => void,
+    private readonly onGarbage: (line: string) => void,
+  ) {}
+
+  push(chunk: Buffer | string): void {
+    this.pending += chunk.toString();
+    let newline = this.pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = this.pending.slice(0, newline).trim();
+      this.pending = this.pending.slice(newline + 1);
+      if (line) this.parse(line);
+      newline = this.pending.indexOf('\n');
+    }
+  }
+
+  private parse(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.onGarbage(line);
+      return;
+    }
+    if (isBridgeMessage(value)) this.onMessage(value);
+    else this.onGarbage(line);
+  }
+}

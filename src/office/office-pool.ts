@@ -1,0 +1,376 @@
+import { EventEmitter } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
+import type { FailureKind, TrackedChangesMode } from './bridge-protocol.js';
+import { OfficeCrashError, OfficeProcess, OfficeTimeoutError } from './office-process.js';
+
+/**
+ * A pool of warm LibreOffice processes with supervision: per-job deadline, replacement of dead
+ * or timed-out processes, recycling after N jobs or too much memory, a bounded queue, and
+ * start-up retries with back-off. Every job gets a private temp directory that is removed
+ * whatever happens.
+ */
+export interface OfficePoolOptions {
+  /** Number of office processes (default: number of CPUs). */
+  size?: number;
+  /** Per-job deadline in ms; past it the process is killed and replaced (default 60000). */
+  timeoutMs?: number;
+  /** Recycle a process after this many jobs (default 200). */
+  maxJobsPerProcess?: number;
+  /** Recycle a process whose soffice RSS passes this (default 1 GiB). */
+  maxRssBytes?: number;
+  /** Jobs allowed to wait for a free process; beyond it convert() throws 503 (default size * 16). */
+  maxQueue?: number;
+  /** Deadline for one process to start and answer (default 60000). */
+  startTimeoutMs?: number;
+  /** Longest wait between start attempts of a process that does not come up (default 30000). */
+  maxBackoffMs?: number;
+  sofficePath?: string;
+  /** The python that can `import uno` (LibreOffice's), not the one on PATH. */
+  pythonPath?: string;
+}
+
+export interface ConvertToPdfOptions {
+  trackedChanges?: TrackedChangesMode;
+  /** LibreOffice import filter (default "MS Word 2007 XML"). */
+  loadFilter?: string;
+  /** File name extension given to the input in the job directory (default "docx"). */
+  inputExtension?: string;
+}
+
+export type JobOutcome = 'ok' | 'timeout' | 'crash' | 'unprocessable' | 'failed' | 'busy';
+export type RestartReason = 'timeout' | 'crash' | 'max-jobs' | 'max-rss' | 'start-failed';
+
+export interface JobEvent {
+  outcome: JobOutcome;
+  /** Time spent in LibreOffice (0 when the job never reached a process). */
+  durationMs: number;
+  /** Time spent waiting for a free process. */
+  queuedMs: number;
+}
+
+export interface RestartEvent {
+  reason: RestartReason;
+  slot: number;
+}
+
+export interface OfficePoolStats {
+  size: number;
+  up: number;
+  busy: number;
+  queued: number;
+  restarts: number;
+  jobs: number;
+}
+
+export interface OfficePoolEvents {
+  job: [JobEvent];
+  restart: [RestartEvent];
+}
+
+interface Slot {
+  index: number;
+  process?: OfficeProcess;
+  /** True while (re)starting; the slot takes no jobs meanwhile. */
+  starting: boolean;
+  jobsDone: number;
+  startFailures: number;
+}
+
+interface QueuedJob {
+  run: (slot: Slot) => void;
+  reject: (err: Error) => void;
+  enqueuedAt: number;
+  timer: NodeJS.Timeout;
+}
+
+const DEFAULTS = {
+  timeoutMs: 60_000,
+  maxJobsPerProcess: 200,
+  maxRssBytes: 1024 * 1024 * 1024,
+  startTimeoutMs: 60_000,
+  maxBackoffMs: 30_000,
+  sofficePath: '/usr/lib/libreoffice/program/soffice',
+  pythonPath: '/usr/bin/python3',
+};
+
+const PDF_MAGIC = Buffer.from('%PDF-');
+
+export class OfficePool extends EventEmitter<OfficePoolEvents> {
+  readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly maxJobsPerProcess: number;
+  private readonly maxRssBytes: number;
+  private readonly maxQueue: number;
+  private readonly startTimeoutMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly sofficePath: string;
+  private readonly pythonPath: string;
+  private readonly slots: Slot[];
+  private readonly queue: QueuedJob[] = [];
+  /** Slots handed to a job, from acquire() until the job's cleanup is done. */
+  private readonly claimed = new Set<Slot>();
+  private jobsRoot?: string;
+  private closed = false;
+  private restarts = 0;
+  private jobsDone = 0;
+  private averageJobMs = 1_000;
+  private readonly backoffTimers = new Set<NodeJS.Timeout>();
+  private readonly exitGuard = () => this.slots.forEach((slot) => slot.process?.killSync());
+
+  constructor(options: OfficePoolOptions = {}) {
+    super();
+    this.size = Math.max(1, options.size ?? os.cpus().length);
+    this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.maxJobsPerProcess = options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess;
+    this.maxRssBytes = options.maxRssBytes ?? DEFAULTS.maxRssBytes;
+    this.maxQueue = options.maxQueue ?? this.size * 16;
+    this.startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
+    this.maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
+    this.sofficePath = options.sofficePath ?? DEFAULTS.sofficePath;
+    this.pythonPath = options.pythonPath ?? DEFAULTS.pythonPath;
+    this.slots = Array.from({ length: this.size }, (_, index) => ({ index, starting: false, jobsDone: 0, startFailures: 0 }));
+  }
+
+  /**
+   * Starts every process. Resolves once each has answered or failed its first attempt; those
+   * that failed keep retrying with back-off in the background (see `ready` and stats().up).
+   */
+  async start(): Promise<void> {
+    if (this.closed) throw new Error('OfficePool is closed');
+    this.jobsRoot ??= await mkdtemp(path.join(os.tmpdir(), 'docproc-office-jobs-'));
+    process.once('exit', this.exitGuard);
+    await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
+  }
+
+  /** True when at least one office process is up and the pool is not closed. */
+  get ready(): boolean {
+    return !this.closed && this.upCount() > 0;
+  }
+
+  /** Where the per-job temp directories live (empty between jobs). */
+  get jobsDirectory(): string | undefined {
+    return this.jobsRoot;
+  }
+
+  stats(): OfficePoolStats {
+    return {
+      size: this.size,
+      up: this.upCount(),
+      busy: this.slots.filter((s) => s.process?.busy).length,
+      queued: this.queue.length,
+      restarts: this.restarts,
+      jobs: this.jobsDone,
+    };
+  }
+
+  /**
+   * Converts a document to PDF in a warm LibreOffice. Throws AppError: 503 SERVICE_BUSY when the
+   * queue is full or no process frees up in time, 504 CONVERSION_TIMEOUT, 502 CONVERSION_FAILED
+   * when LibreOffice dies or produces no PDF, 422 UNPROCESSABLE_DOCUMENT when it cannot open
+   * or export the document.
+   */
+  async convertToPdf(input: Buffer, options: ConvertToPdfOptions = {}): Promise<Buffer> {
+    if (this.closed || !this.jobsRoot) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
+    const jobsRoot = this.jobsRoot;
+    const enqueuedAt = Date.now();
+    const slot = await this.acquire(enqueuedAt);
+    const queuedMs = Date.now() - enqueuedAt;
+    const startedAt = Date.now();
+    let outcome: JobOutcome = 'failed';
+    let jobDir: string | undefined;
+    try {
+      jobDir = await mkdtemp(path.join(jobsRoot, 'job-'));
+      const pdf = await this.runInSlot(slot, jobDir, input, options);
+      outcome = 'ok';
+      return pdf;
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw err;
+    } finally {
+      if (jobDir) await rm(jobDir, { recursive: true, force: true });
+      const durationMs = Date.now() - startedAt;
+      this.jobsDone++;
+      this.averageJobMs = this.averageJobMs * 0.9 + durationMs * 0.1;
+      this.emit('job', { outcome, durationMs, queuedMs });
+      this.release(slot);
+    }
+  }
+
+  /** Stops every process (soffice.bin included) and removes all temp directories. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.backoffTimers) clearTimeout(timer);
+    this.backoffTimers.clear();
+    for (const job of this.queue.splice(0)) {
+      clearTimeout(job.timer);
+      job.reject(new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is shutting down; try again.'));
+    }
+    await Promise.all(this.slots.map((slot) => slot.process?.kill()));
+    process.removeListener('exit', this.exitGuard);
+    if (this.jobsRoot) await rm(this.jobsRoot, { recursive: true, force: true });
+  }
+
+  private upCount(): number {
+    return this.slots.filter((s) => !s.starting && s.process?.alive).length;
+  }
+
+  private async runInSlot(slot: Slot, jobDir: string, input: Buffer, options: ConvertToPdfOptions): Promise<Buffer> {
+    const office = slot.process!;
+    const inputPath = path.join(jobDir, `input.${options.inputExtension ?? 'docx'}`);
+    const outputPath = path.join(jobDir, 'output.pdf');
+    await writeFile(inputPath, input, { mode: 0o600 });
+    let result;
+    try {
+      result = await office.run(
+        { op: 'convert', input: inputPath, output: outputPath, trackedChanges: options.trackedChanges ?? 'markup', loadFilter: options.loadFilter },
+        this.timeoutMs,
+      );
+    } catch (err) {
+      if (err instanceof OfficeTimeoutError) {
+        this.replace(slot, office, 'timeout');
+        throw new AppError(504, ErrorCode.CONVERSION_TIMEOUT, `The conversion took longer than ${Math.round(this.timeoutMs / 1000)} s and was stopped; simplify or split the document and try again.`);
+      }
+      this.replace(slot, office, 'crash');
+      throw conversionFailed();
+    }
+    if (!result.ok) {
+      if (result.kind === 'office') {
+        this.replace(slot, office, 'crash');
+        throw conversionFailed();
+      }
+      throw unprocessableFor(result.kind);
+    }
+    slot.jobsDone++;
+    if (slot.jobsDone >= this.maxJobsPerProcess) this.replace(slot, office, 'max-jobs');
+    else if (result.rss > this.maxRssBytes) this.replace(slot, office, 'max-rss');
+    const pdf = await readFile(outputPath).catch(() => undefined);
+    // LibreOffice's word is not enough: the output must exist and be a PDF.
+    if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
+      throw conversionFailed();
+    }
+    return pdf;
+  }
+
+  private acquire(enqueuedAt: number): Promise<Slot> {
+    const free = this.freeSlot();
+    if (free && this.queue.length === 0) return Promise.resolve(this.claim(free));
+    if (this.queue.length >= this.maxQueue) {
+      this.emit('job', { outcome: 'busy', durationMs: 0, queuedMs: 0 });
+      throw serviceBusy('The document converter is busy; retry later.', this.retryAfterSeconds());
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const job: QueuedJob = {
+        enqueuedAt,
+        run: (slot) => resolve(slot),
+        reject,
+        timer: setTimeout(() => {
+          const at = this.queue.indexOf(job);
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(serviceBusy('No document converter became free in time; retry later.', this.retryAfterSeconds()));
+        }, this.timeoutMs),
+      };
+      this.queue.push(job);
+    });
+  }
+
+  private claim(slot: Slot): Slot {
+    this.claimed.add(slot);
+    return slot;
+  }
+
+  private freeSlot(): Slot | undefined {
+    return this.slots.find((s) => !s.starting && s.process?.alive && !s.process.busy && !this.claimed.has(s));
+  }
+
+  private release(slot: Slot): void {
+    this.claimed.delete(slot);
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.freeSlot();
+      if (!slot) return;
+      const job = this.queue.shift()!;
+      clearTimeout(job.timer);
+      job.run(this.claim(slot));
+    }
+  }
+
+  private retryAfterSeconds(): number {
+    const waves = (this.queue.length + 1) / Math.max(1, this.upCount());
+    return Math.max(1, Math.ceil((waves * this.averageJobMs) / 1000));
+  }
+
+  /** Kills `process` (if still the slot's) and starts a fresh one in its place. */
+  private replace(slot: Slot, office: OfficeProcess, reason: RestartReason): void {
+    if (slot.process !== office || slot.starting) return;
+    this.restarts++;
+    this.emit('restart', { reason, slot: slot.index });
+    slot.starting = true;
+    void office.kill().then(() => this.startSlot(slot));
+  }
+
+  private async startSlot(slot: Slot): Promise<void> {
+    if (this.closed) return;
+    slot.starting = true;
+    const office = new OfficeProcess({ pythonPath: this.pythonPath, sofficePath: this.sofficePath, startTimeoutMs: this.startTimeoutMs });
+    slot.process = office;
+    try {
+      await office.start();
+    } catch {
+      slot.startFailures++;
+      slot.starting = false;
+      this.restarts++;
+      this.emit('restart', { reason: 'start-failed', slot: slot.index });
+      this.scheduleRetry(slot);
+      return;
+    }
+    if (this.closed) {
+      await office.kill();
+      return;
+    }
+    slot.startFailures = 0;
+    slot.jobsDone = 0;
+    slot.starting = false;
+    office.onExit = () => {
+      // Died on its own while idle (a crash mid-job is handled by the job itself).
+      if (!office.busy && !this.closed) this.replace(slot, office, 'crash');
+    };
+    this.dispatch();
+  }
+
+  private scheduleRetry(slot: Slot): void {
+    if (this.closed) return;
+    const delay = Math.min(this.maxBackoffMs, 500 * 2 ** Math.min(slot.startFailures, 10));
+    const timer = setTimeout(() => {
+      this.backoffTimers.delete(timer);
+      void this.startSlot(slot);
+    }, delay);
+    this.backoffTimers.add(timer);
+  }
+}
+
+function conversionFailed(): AppError {
+  return new AppError(502, ErrorCode.CONVERSION_FAILED, 'The document converter failed on this document; try again, and if it keeps failing, check the document in Word.');
+}
+
+function unprocessableFor(kind: FailureKind): AppError {
+  return kind === 'load'
+    ? unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document could not be opened; check that it is a valid DOCX that Word can open.')
+    : unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document was opened but could not be exported to PDF.');
+}
+
+function outcomeOf(err: unknown): JobOutcome {
+  if (!(err instanceof AppError)) return 'failed';
+  if (err.code === ErrorCode.CONVERSION_TIMEOUT) return 'timeout';
+  if (err.code === ErrorCode.UNPROCESSABLE_DOCUMENT) return 'unprocessable';
+  if (err.status === 502) return 'crash';
+  return 'failed';
+}
+
+export { OfficeCrashError, OfficeTimeoutError };
