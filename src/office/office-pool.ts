@@ -166,6 +166,13 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     };
   }
 
+  /** Process-group id (= bridge pid) of each running office process, for diagnostics and tests. */
+  processGroups(): { slot: number; pgid: number; busy: boolean }[] {
+    return this.slots
+      .filter((s) => !s.starting && s.process?.alive && s.process.pid !== undefined)
+      .map((s) => ({ slot: s.index, pgid: s.process!.pid!, busy: s.process!.busy }));
+  }
+
   /**
    * Converts a document to PDF in a warm LibreOffice. Throws AppError: 503 SERVICE_BUSY when the
    * queue is full or no process frees up in time, 504 CONVERSION_TIMEOUT, 502 CONVERSION_FAILED
