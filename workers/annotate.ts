@@ -1,5 +1,5 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
-import { annotateDocx, type AnnotateField, type AnnotateOptions } from '../src/documents/annotate/index.js';
+import { annotateDocx, loadSvgRenderer, type AnnotateField, type AnnotateOptions } from '../src/documents/annotate/index.js';
 
 /** Structured-clonable input of the `annotate` worker task. */
 export interface AnnotateTaskInput {
@@ -15,7 +15,9 @@ export interface AnnotateTaskOutput {
   warnings: string[];
 }
 
-export const annotate = envelopeTask<AnnotateTaskInput, AnnotateTaskOutput>((input) => {
+export const annotate = envelopeTask<AnnotateTaskInput, AnnotateTaskOutput>(async (input) => {
+  // Once per worker thread: SVG images need the resvg WebAssembly module for their PNG fallback.
+  await loadSvgRenderer();
   const result = annotateDocx(input);
   return { docx: new Uint8Array(result.docx.buffer, result.docx.byteOffset, result.docx.byteLength), warnings: result.warnings };
 });

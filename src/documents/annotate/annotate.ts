@@ -114,6 +114,7 @@ function rethrow(error: unknown): never {
 
 /**
  * Fills a DOCX template with fields (docxtemplater tags and Word content controls) and free-form data.
+ * SVG images need `await loadSvgRenderer()` once before (the worker task does it).
  * Throws AppError: 400/413/422 for bad input (not a DOCX, bad field, bad image, table shape),
  * 422 TEMPLATE_INVALID (all template errors), FIELD_NOT_FOUND, MISSING_VALUES (strict).
  */

@@ -1,4 +1,4 @@
-import { cellWidthTwips, EMU_PER_TWIP, fitInside, imageExtent } from './drawing.js';
+import { cellWidthTwips, EMU_PER_TWIP, fitInside, imageExtent, isSvgBlipExtension, svgBlipExtension } from './drawing.js';
 import {
   ancestor, appendXml, descendants, elementChildren, firstChild, firstDescendant, fragment, isAttached,
   parseXml, removeChildren, serializeFragment, serializeXml, wVal, type Document, type Element,
@@ -104,6 +104,16 @@ function fillText(sdt: Element, text: string, keepStyles: boolean): void {
   clearPlaceholderState(sdt);
 }
 
+/** Points the blip at the new picture; an SVG extension left from the template's picture goes. */
+function setBlipImage(blip: Element, embedded: { rId: string; svgRId?: string }): void {
+  blip.setAttribute('r:embed', embedded.rId);
+  for (const list of elementChildren(blip, 'a:extLst')) {
+    for (const ext of elementChildren(list, 'a:ext')) if (isSvgBlipExtension(ext.getAttribute('uri'))) list.removeChild(ext);
+    if (elementChildren(list).length === 0) blip.removeChild(list);
+  }
+  if (embedded.svgRId) appendXml(blip, svgBlipExtension(embedded.svgRId));
+}
+
 /** A picture content control keeps its frame: swap the picture and fit it in the frame. */
 function replacePicture(sdt: Element, visual: PreparedVisual, context: PlacementContext): boolean {
   const drawing = firstDescendant(contentOf(sdt), 'w:drawing');
@@ -114,7 +124,7 @@ function replacePicture(sdt: Element, visual: PreparedVisual, context: Placement
   const size = visual.options.dimensions || !(box.cx > 0 && box.cy > 0)
     ? imageExtent(visual.image, visual.options.dimensions, context.maxWidthTwips * EMU_PER_TWIP, visual.where)
     : fitInside(visual.image, box);
-  blip.setAttribute('r:embed', context.media.embed(context.partPath, visual.image));
+  setBlipImage(blip, context.media.embed(context.partPath, visual.image));
   extentElement.setAttribute('cx', String(size.cx));
   extentElement.setAttribute('cy', String(size.cy));
   const shapeExtent = firstDescendant(drawing, 'pic:spPr');

@@ -61,8 +61,19 @@ export function fitInside(asset: Pick<ImageAsset, 'widthPx' | 'heightPx'>, box: 
   return { cx: Math.round(asset.widthPx * scale), cy: Math.round(asset.heightPx * scale) };
 }
 
+const SVG_BLIP_EXTENSION_URI = '{96DAC541-7B7A-43D3-8B79-37D633B846F1}';
+const NS_ASVG = 'http://schemas.microsoft.com/office/drawing/2016/SVG/main';
+
+/** The a:extLst that points Word 2016+ at the SVG original of a picture whose blip is its PNG fallback. */
+export function svgBlipExtension(svgRId: string): string {
+  return `<a:extLst xmlns:a="${NS_A}"><a:ext uri="${SVG_BLIP_EXTENSION_URI}"><asvg:svgBlip xmlns:asvg="${NS_ASVG}" xmlns:r="${NS_R}" r:embed="${svgRId}"/></a:ext></a:extLst>`;
+}
+
+export const isSvgBlipExtension = (uri: string | null) => uri === SVG_BLIP_EXTENSION_URI;
+
 /** An inline picture (`<w:drawing>`) that goes inside a `<w:r>`. Namespaces are declared locally. */
-export function inlineDrawingXml(rId: string, extent: Extent, drawingId: number, name: string): string {
+export function inlineDrawingXml(embedded: { rId: string; svgRId?: string }, extent: Extent, drawingId: number, name: string): string {
+  const { rId, svgRId } = embedded;
   const { cx, cy } = extent;
   return (
     `<w:drawing><wp:inline xmlns:wp="${NS_WP}" distT="0" distB="0" distL="0" distR="0">` +
@@ -71,7 +82,7 @@ export function inlineDrawingXml(rId: string, extent: Extent, drawingId: number,
     `<wp:cNvGraphicFramePr><a:graphicFrameLocks xmlns:a="${NS_A}" noChangeAspect="1"/></wp:cNvGraphicFramePr>` +
     `<a:graphic xmlns:a="${NS_A}"><a:graphicData uri="${NS_PIC}"><pic:pic xmlns:pic="${NS_PIC}">` +
     `<pic:nvPicPr><pic:cNvPr id="${drawingId}" name="${name} ${drawingId}"/><pic:cNvPicPr/></pic:nvPicPr>` +
-    `<pic:blipFill><a:blip xmlns:r="${NS_R}" r:embed="${rId}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
+    `<pic:blipFill><a:blip xmlns:r="${NS_R}" r:embed="${rId}">${svgRId ? svgBlipExtension(svgRId) : ''}</a:blip><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
     `<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>` +
     `</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing>`
   );

@@ -1,12 +1,17 @@
 import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import { rasteriseSvg } from './svg.js';
 
-/** A raster image ready to embed: bytes, format and its intrinsic size in pixels. */
+/**
+ * An image ready to embed: raster bytes, format and its intrinsic size in pixels. For an SVG,
+ * `bytes` is the PNG fallback and `svg` the original, embedded beside it (asvg:svgBlip).
+ */
 export interface ImageAsset {
   bytes: Buffer;
   extension: 'png' | 'jpeg' | 'gif';
   contentType: string;
   widthPx: number;
   heightPx: number;
+  svg?: Buffer;
 }
 
 export const IMAGE_LIMITS = {
@@ -58,18 +63,23 @@ function sniff(buf: Buffer): Omit<ImageAsset, 'bytes'> | 'svg' | null {
     if (!size) return null;
     return { extension: 'jpeg', contentType: 'image/jpeg', widthPx: size.width, heightPx: size.height };
   }
-  const head = buf.toString('utf8', 0, Math.min(buf.length, 1024)).trimStart();
+  const head = buf.toString('utf8', 0, Math.min(buf.length, 4096)).trimStart();
   if (head.startsWith('<') && /<svg[\s>]/i.test(head)) return 'svg';
   return null;
 }
 
-/** Parses image bytes, or returns null when they are not a PNG/JPEG/GIF at all. Throws on SVG and on limits. */
+function svgAsset(svg: Buffer, where: string): ImageAsset {
+  const { png, widthPx, heightPx } = rasteriseSvg(svg, where);
+  return { bytes: png, extension: 'png', contentType: 'image/png', widthPx, heightPx, svg };
+}
+
+/** Parses image bytes (PNG, JPEG, GIF, SVG), or returns null when they are no image at all. Throws on limits. */
 export function parseImage(bytes: Buffer, where: string): ImageAsset | null {
   if (bytes.length > IMAGE_LIMITS.maxBytes) {
     throw fileTooLarge(`${where}: the image is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB; send a smaller image.`);
   }
   const kind = sniff(bytes);
-  if (kind === 'svg') throw badImage(where, 'SVG images are not supported; send a PNG, JPEG or GIF image.');
+  if (kind === 'svg') return svgAsset(bytes, where);
   if (!kind) return null;
   const { widthPx, heightPx } = kind;
   if (widthPx < 1 || heightPx < 1) throw badImage(where, 'the image has no width or height; send a valid PNG, JPEG or GIF.');
@@ -77,6 +87,23 @@ export function parseImage(bytes: Buffer, where: string): ImageAsset | null {
     throw fileTooLarge(`${where}: the image is ${widthPx}×${heightPx} pixels, above the ${IMAGE_LIMITS.maxPixels / 1e6} megapixel limit; send a smaller image.`);
   }
   return { bytes, ...kind };
+}
+
+/** `%XX` escapes of a non-base64 data: URI to bytes; other characters as UTF-8 (e.g. an inline SVG). */
+function percentDecode(payload: string): Buffer {
+  const text = Buffer.from(payload, 'utf8');
+  const out = Buffer.alloc(text.length);
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const hex = text[i] === 0x25 && i + 2 < text.length ? text.toString('latin1', i + 1, i + 3) : '';
+    if (/^[0-9a-f]{2}$/i.test(hex)) {
+      out[length++] = parseInt(hex, 16);
+      i += 2;
+    } else {
+      out[length++] = text[i];
+    }
+  }
+  return out.subarray(0, length);
 }
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
@@ -100,9 +127,8 @@ export function resolveImageSource(value: string, images: Record<string, Buffer 
   if (/^https?:\/\//i.test(trimmed)) return { kind: 'missing-remote', url: trimmed };
   const dataUri = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/is.exec(trimmed);
   if (dataUri) {
-    if (/svg/i.test(dataUri[1])) throw badImage(where, 'SVG images are not supported; send a PNG, JPEG or GIF image.');
     const payload = dataUri[4];
-    return { kind: 'bytes', bytes: dataUri[3] ? Buffer.from(payload, 'base64') : Buffer.from(decodeURIComponent(payload), 'latin1') };
+    return { kind: 'bytes', bytes: dataUri[3] ? Buffer.from(payload, 'base64') : percentDecode(payload) };
   }
   const compact = trimmed.replace(/\s+/g, '');
   if (compact.length >= 16 && BASE64.test(compact)) return { kind: 'bytes', bytes: Buffer.from(compact, 'base64') };
@@ -116,10 +142,10 @@ export function loadImage(value: string, images: Record<string, Buffer | Uint8Ar
     throw badImage(where, `the image URL ${source.url} was not fetched; image URLs must be http(s) and reachable.`);
   }
   if (source.kind === 'not-binary') {
-    throw badImage(where, 'the value is not an image; send base64, a data: URI, a cid: file part or an https URL of a PNG, JPEG or GIF.');
+    throw badImage(where, 'the value is not an image; send base64, a data: URI, a cid: file part or an https URL of a PNG, JPEG, GIF or SVG.');
   }
   const asset = parseImage(source.bytes, where);
-  if (!asset) throw badImage(where, 'the data is not a PNG, JPEG or GIF image.');
+  if (!asset) throw badImage(where, 'the data is not a PNG, JPEG, GIF or SVG image.');
   return asset;
 }
 

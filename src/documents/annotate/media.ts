@@ -14,7 +14,7 @@ function relsPathFor(partPath: string): string {
  * Relationship ids are fresh strings, so they never collide with the template's rIdN.
  */
 export class MediaRegistry {
-  private readonly mediaTargets = new Map<ImageAsset, string>();
+  private readonly mediaTargets = new Map<ImageAsset, { raster?: string; svg?: string }>();
   private readonly relsByPart = new Map<string, Map<string, string>>();
   private mediaCounter = 0;
   private drawingCounter = 0;
@@ -31,13 +31,26 @@ export class MediaRegistry {
     this.drawingIdBase = highest + 1000;
   }
 
-  /** Relationship id to use in `partPath` for `asset`. */
-  embed(partPath: string, asset: ImageAsset): string {
-    let target = this.mediaTargets.get(asset);
-    if (!target) {
-      target = `media/docproc-annotate-${++this.mediaCounter}.${asset.extension}`;
-      this.mediaTargets.set(asset, target);
+  /**
+   * Relationship ids to use in `partPath` for `asset`: the raster picture and, for an SVG,
+   * the vector original that goes in the blip's asvg:svgBlip extension.
+   */
+  embed(partPath: string, asset: ImageAsset): { rId: string; svgRId?: string } {
+    const rId = this.relationship(partPath, this.target(asset, 'raster'));
+    return asset.svg ? { rId, svgRId: this.relationship(partPath, this.target(asset, 'svg')) } : { rId };
+  }
+
+  private target(asset: ImageAsset, kind: 'raster' | 'svg'): string {
+    let targets = this.mediaTargets.get(asset);
+    if (!targets) {
+      targets = {};
+      this.mediaTargets.set(asset, targets);
     }
+    targets[kind] ??= `media/docproc-annotate-${++this.mediaCounter}.${kind === 'svg' ? 'svg' : asset.extension}`;
+    return targets[kind];
+  }
+
+  private relationship(partPath: string, target: string): string {
     let rels = this.relsByPart.get(partPath);
     if (!rels) {
       rels = new Map();
@@ -57,7 +70,10 @@ export class MediaRegistry {
 
   /** Writes media, relationships and content types into the zip. */
   flush(): void {
-    for (const [asset, target] of this.mediaTargets) this.zip.file(`word/${target}`, asset.bytes);
+    for (const [asset, targets] of this.mediaTargets) {
+      if (targets.raster) this.zip.file(`word/${targets.raster}`, asset.bytes);
+      if (targets.svg && asset.svg) this.zip.file(`word/${targets.svg}`, asset.svg);
+    }
     for (const [partPath, rels] of this.relsByPart) this.addRelationships(partPath, rels);
     this.addContentTypeDefaults();
   }
@@ -79,7 +95,10 @@ export class MediaRegistry {
     if (!file || this.mediaTargets.size === 0) return;
     let xml = file.asText();
     const needed = new Map<string, string>();
-    for (const asset of this.mediaTargets.keys()) needed.set(asset.extension, asset.contentType);
+    for (const [asset, targets] of this.mediaTargets) {
+      if (targets.raster) needed.set(asset.extension, asset.contentType);
+      if (targets.svg) needed.set('svg', 'image/svg+xml');
+    }
     for (const [extension, contentType] of needed) {
       if (new RegExp(`<Default[^>]*Extension="${extension}"`, 'i').test(xml)) continue;
       xml = xml.replace(/<Types([^>]*)>/, `<Types$1><Default Extension="${extension}" ContentType="${contentType}"/>`);

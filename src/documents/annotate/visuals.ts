@@ -29,8 +29,8 @@ export interface PlacementContext {
 export function pictureRun(visual: PreparedVisual, context: PlacementContext, extent?: Extent): string {
   const image = visual.image!;
   const size = extent ?? imageExtent(image, visual.options.dimensions, context.maxWidthTwips * EMU_PER_TWIP, visual.where);
-  const rId = context.media.embed(context.partPath, image);
-  return `<w:r>${context.runProps}${inlineDrawingXml(rId, size, context.media.nextDrawingId(), visual.kind === 'signature' ? 'Signature' : 'Picture')}</w:r>`;
+  const embedded = context.media.embed(context.partPath, image);
+  return `<w:r>${context.runProps}${inlineDrawingXml(embedded, size, context.media.nextDrawingId(), visual.kind === 'signature' ? 'Signature' : 'Picture')}</w:r>`;
 }
 
 const SIGNATURE_FONT = 'Brush Script MT';

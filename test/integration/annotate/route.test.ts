@@ -175,6 +175,22 @@ describe('POST /v1/annotate (multipart)', () => {
     expect(new PizZip(docx).file(media[0])!.asNodeBuffer().equals(logoPng)).toBe(true);
   });
 
+  it('embeds an SVG part with its PNG fallback (rendered in the worker thread)', async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="90" height="30"><rect width="90" height="30" fill="#0050a0"/></svg>');
+    const { payload, headers } = multipartBody([
+      { name: 'file', value: buildDocx({ body: para('{%badge}') }), filename: 'badge.docx' },
+      { name: 'fields', value: JSON.stringify([{ id: 'badge', type: 'image', value: 'cid:badge' }]) },
+      { name: 'badge', value: svg, filename: 'badge.svg', contentType: 'image/svg+xml' },
+    ]);
+    const res = await app.inject({ method: 'POST', url: '/v1/annotate', headers: { ...auth(), ...headers }, payload });
+    expect(res.statusCode, res.body).toBe(200);
+    const zip = new PizZip(res.rawPayload);
+    expect(zip.file('word/media/docproc-annotate-2.svg')!.asNodeBuffer().equals(svg)).toBe(true);
+    const png = zip.file('word/media/docproc-annotate-1.png')!.asNodeBuffer();
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([180, 60]);
+    expect(extents(readPart(res.rawPayload, 'word/document.xml'))).toEqual([{ cx: 90 * EMU_PER_PX, cy: 30 * EMU_PER_PX }]);
+  });
+
   it('honours data, strict and ignoreUnknownFields given as multipart fields', async () => {
     const template = buildDocx({ body: para('{#paid}PAID{/paid}{^paid}DUE{/paid} for {name}') });
     const { payload, headers } = multipartBody([

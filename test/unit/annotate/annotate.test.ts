@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { annotateDocx, collectRemoteImageUrls } from '../../../src/documents/annotate/index.js';
+import { annotateDocx, collectRemoteImageUrls, loadSvgRenderer } from '../../../src/documents/annotate/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
 import {
   buildDocx, cell, listParts, para, plainText, pngImage, readPart, row, sdt, table, textBox,
@@ -149,7 +149,8 @@ describe('annotate: images and signatures in tags', () => {
     expect(collectRemoteImageUrls([{ id: 'b', type: 'image', value: 'https://example.com/x.png' }, { id: 't', type: 'text', value: 'https://t' }])).toEqual(['https://example.com/x.png']);
   });
 
-  it('rejects values that are not images, SVG, and missing cid parts with 4xx', () => {
+  it('rejects values that are not images, unreadable SVG, and missing cid parts with 4xx', async () => {
+    await loadSvgRenderer();
     const template = buildDocx({ body: para('{%a}') });
     const notImage = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: Buffer.from('hello world, not an image').toString('base64') }] }));
     expect(notImage.status).toBe(400);

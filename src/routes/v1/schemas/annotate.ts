@@ -32,7 +32,7 @@ const FieldValue = Type.Union(
   [Type.String(), Type.Number(), Type.Boolean(), Type.Null(), Type.Array(Type.Array(CellValue))],
   {
     description:
-      'text: the text ("\\n" = line break). image/signature: base64, data: URI, cid:<multipart part name> or https URL; a signature that is not an image is typed text. table: rows of cell values.',
+      'text: the text ("\\n" = line break). image/signature: a PNG, JPEG, GIF or SVG image as base64, data: URI, cid:<multipart part name> or https URL (an SVG is embedded with a PNG fallback drawn from it; what the SVG itself links to is never loaded); a signature that is not an image is typed text. table: rows of cell values.',
   },
 );
 
