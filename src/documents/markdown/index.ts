@@ -19,12 +19,22 @@ import { MarkdownLowering, collectImageUrls } from './to-model.js';
  * Markdown (CommonMark + GFM: tables, task lists, strikethrough, autolinks, footnotes; YAML
  * front matter) → DOCX, natively. Raw HTML blocks go through the HTML front end.
  */
-// Pandoc-style front matter may close with `...`; that form is tried first so a later `---`
-// (thematic break) cannot swallow the document.
-const markdownParser = unified()
-  .use(remarkParse)
-  .use(remarkGfm)
-  .use(remarkFrontmatter, [{ type: 'yaml', fence: { open: '---', close: '...' } }, 'yaml']);
+const markdownParser = unified().use(remarkParse).use(remarkGfm).use(remarkFrontmatter, ['yaml']);
+
+/**
+ * Pandoc-style front matter may close with `...`. remark-frontmatter's asymmetric fences
+ * break block quote parsing, so the closing `...` is rewritten to `---` before parsing
+ * (same length: positions are unchanged).
+ */
+function normaliseFrontMatterFence(text: string): string {
+  if (!/^---[ \t]*\r?\n/.test(text)) return text;
+  const fence = /^(---|\.\.\.)[ \t]*$/m;
+  const rest = text.slice(text.indexOf('\n') + 1);
+  const m = fence.exec(rest);
+  if (!m || m[1] !== '...') return text;
+  const at = text.indexOf('\n') + 1 + m.index;
+  return `${text.slice(0, at)}---${text.slice(at + 3)}`;
+}
 const fragmentParser = unified().use(rehypeParse, { fragment: true });
 
 function parseMarkdown(text: string, maxDepth: number): md.Root {
@@ -54,7 +64,7 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
   const warnings: string[] = [];
   const text = decodeText(source, warnings);
   assertMarkdownNesting(text, limits.maxNestingDepth);
-  const tree = parseMarkdown(text, limits.maxNestingDepth);
+  const tree = parseMarkdown(normaliseFrontMatterFence(text), limits.maxNestingDepth);
 
   const frontMatter = tree.children.find((n): n is md.Yaml => n.type === 'yaml');
   const metadata: DocumentMetadata = frontMatter ? readFrontMatter(frontMatter.value, warnings) : {};

@@ -100,17 +100,22 @@ export class MarkdownLowering {
 
   private table(node: md.Table): TableBlock {
     const columnAlign = (node.align ?? []).map((a): Alignment | undefined => a ?? undefined);
+    // GFM: the header row fixes the column count; longer rows are cut, shorter ones padded.
+    const columns = node.children[0]?.children.length ?? 0;
     return {
       type: 'table',
       columnAlign,
       rows: node.children.map((row, index) => ({
         header: index === 0,
-        cells: row.children.map((cell) => ({
-          blocks: cell.children.length > 0 ? [{ type: 'paragraph', inlines: this.inlines(cell.children, {}, 0) }] : [],
-          colSpan: 1,
-          rowSpan: 1,
-          header: index === 0,
-        })),
+        cells: Array.from({ length: columns }, (_, col) => {
+          const cell = row.children[col];
+          return {
+            blocks: cell && cell.children.length > 0 ? [{ type: 'paragraph' as const, inlines: this.inlines(cell.children, {}, 0) }] : [],
+            colSpan: 1,
+            rowSpan: 1,
+            header: index === 0,
+          };
+        }),
       })),
     };
   }

@@ -1,0 +1,26 @@
+import { envelopeTask } from '../src/compute/task-envelope.js';
+import { htmlToDocx as convertHtml } from '../src/documents/html/index.js';
+import { markdownToDocx as convertMarkdown } from '../src/documents/markdown/index.js';
+import type { ConversionLimits } from '../src/documents/model/types.js';
+
+/** Worker tasks for Markdown/HTML → DOCX. Input and output are structured-clonable. */
+export interface MarkupTaskInput {
+  source: Uint8Array;
+  reference?: Uint8Array;
+  limits: ConversionLimits;
+  remoteImages?: { allowHosts: string[] };
+}
+
+export interface MarkupTaskOutput {
+  docx: Uint8Array;
+  warnings: string[];
+}
+
+const toOutput = ({ docx, warnings }: { docx: Buffer; warnings: string[] }): MarkupTaskOutput => ({
+  docx: new Uint8Array(docx.buffer, docx.byteOffset, docx.byteLength),
+  warnings,
+});
+
+export const markdownToDocx = envelopeTask(async (input: MarkupTaskInput) => toOutput(await convertMarkdown(input.source, input)));
+
+export const htmlToDocx = envelopeTask(async (input: MarkupTaskInput) => toOutput(await convertHtml(input.source, input)));
