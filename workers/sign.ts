@@ -1,9 +1,10 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import { fromPortable, parsePkcs12, type PortableIdentity, type SigningIdentity } from '../src/documents/sign/identity.js';
 import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
+import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
 
-/** Structured-clonable input of the `signPdfTask` worker task. */
+/** Structured-clonable input of the `signPdfTask` and `signDocxTask` worker tasks. */
 export interface SignTaskInput {
   document: Uint8Array;
   request: SignRequest;
@@ -30,5 +31,12 @@ const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
 export const signPdfTask = envelopeTask<SignTaskInput, SignTaskOutput>(async (input) => {
   const options: SignOptions = { tsa: input.tsa, receivedSha256: input.receivedSha256 };
   const result = await signPdfReport(asBuffer(input.document), input.request, identityFor(input), options);
+  return { document: new Uint8Array(result.document.buffer, result.document.byteOffset, result.document.byteLength), warnings: result.warnings };
+});
+
+/** DOCX stays DOCX with an OOXML package signature; same input and output as signPdfTask. */
+export const signDocxTask = envelopeTask<SignTaskInput, SignTaskOutput>(async (input) => {
+  const options: SignOptions = { tsa: input.tsa, receivedSha256: input.receivedSha256 };
+  const result = await signDocx(asBuffer(input.document), input.request, identityFor(input), options);
   return { document: new Uint8Array(result.document.buffer, result.document.byteOffset, result.document.byteLength), warnings: result.warnings };
 });

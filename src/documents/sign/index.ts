@@ -5,3 +5,4 @@ export {
 } from './identity.js';
 export { assertSignableRequest } from './audit.js';
 export type { SignRequest, SignOptions, SignResult, AuditRecord, AuditEvent, SignerInfo } from './types.js';
+export { signDocx, DOCX_AUDIT_CONTENT_TYPE, DOCX_AUDIT_RELATIONSHIP } from './docx/sign-docx.js';
