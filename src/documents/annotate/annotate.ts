@@ -6,6 +6,7 @@ import { fillContentControls } from './content-controls.js';
 import { pageTextWidthTwips } from './drawing.js';
 import { rootIdentifier, safeExpressionParser } from './expressions.js';
 import { prepareFields, type PreparedField } from './fields.js';
+import { createEndnotesModule } from './endnotes-module.js';
 import { createImageModule, IMAGE_MODULE_NAME } from './image-module.js';
 import { MediaRegistry } from './media.js';
 import { assertRowShapes } from './sdt-table.js';
@@ -140,7 +141,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
       stripInvalidXMLChars: true,
       errorLogging: false,
       parser: parserFor,
-      modules: [createImageModule({ media, pageTextWidthTwips: pageWidth, images, missing })],
+      modules: [createImageModule({ media, pageTextWidthTwips: pageWidth, images, missing }), createEndnotesModule()],
       nullGetter(part) {
         if (!part.module) missing.add(part.value);
         return '';

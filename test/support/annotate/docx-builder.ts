@@ -20,23 +20,51 @@ export interface DocxParts {
   body: string;
   header?: string;
   footer?: string;
+  /** Paragraphs of footnote 1 / endnote 1; reference them from the body with noteReference(). */
+  footnote?: string;
+  endnote?: string;
 }
 
-export function buildDocx({ body, header = '<w:p/>', footer = '<w:p/>' }: DocxParts): Buffer {
+const NOTE_TYPES = {
+  footnote: { part: 'footnotes', root: 'w:footnotes', content: 'footnotes' },
+  endnote: { part: 'endnotes', root: 'w:endnotes', content: 'endnotes' },
+} as const;
+
+/** A run holding the reference mark of footnote or endnote 1. */
+export const noteReference = (kind: 'footnote' | 'endnote') =>
+  `<w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:${kind}Reference w:id="1"/></w:r>`;
+
+function addNotes(zip: PizZip, kind: 'footnote' | 'endnote', paragraphs: string): { override: string; relationship: string } {
+  const { part, root, content } = NOTE_TYPES[kind];
+  const separators = `<w:${kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:${kind}><w:${kind} w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:${kind}>`;
+  zip.file(`word/${part}.xml`, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<${root} ${NAMESPACES}>${separators}<w:${kind} w:id="1">${paragraphs}</w:${kind}></${root}>`);
+  return {
+    override: `<Override PartName="/word/${part}.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.${content}+xml"/>`,
+    relationship: `<Relationship Id="rId${part}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/${part}" Target="${part}.xml"/>`,
+  };
+}
+
+export function buildDocx({ body, header = '<w:p/>', footer = '<w:p/>', footnote, endnote }: DocxParts): Buffer {
   const zip = new PizZip();
+  const notes = [
+    ...(footnote === undefined ? [] : [addNotes(zip, 'footnote', footnote)]),
+    ...(endnote === undefined ? [] : [addNotes(zip, 'endnote', endnote)]),
+  ];
   zip.file('[Content_Types].xml',
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
     '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
     '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
     '<Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/>' +
-    '<Override PartName="/word/footer1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footer+xml"/></Types>');
+    '<Override PartName="/word/footer1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footer+xml"/>' +
+    `${notes.map((n) => n.override).join('')}</Types>`);
   zip.file('_rels/.rels',
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
     '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>');
   zip.file('word/_rels/document.xml.rels',
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
     '<Relationship Id="rIdHeader1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/header" Target="header1.xml"/>' +
-    '<Relationship Id="rIdFooter1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footer" Target="footer1.xml"/></Relationships>');
+    '<Relationship Id="rIdFooter1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footer" Target="footer1.xml"/>' +
+    `${notes.map((n) => n.relationship).join('')}</Relationships>`);
   zip.file('word/document.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document ${NAMESPACES}><w:body>${body}${SECTION}</w:body></w:document>`);
   zip.file('word/header1.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:hdr ${NAMESPACES}>${header}</w:hdr>`);
   zip.file('word/footer1.xml', `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:ftr ${NAMESPACES}>${footer}</w:ftr>`);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { annotateDocx, collectRemoteImageUrls, loadSvgRenderer } from '../../../src/documents/annotate/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
 import {
-  buildDocx, cell, listParts, para, plainText, pngImage, readPart, row, sdt, table, textBox,
+  buildDocx, cell, listParts, noteReference, para, plainText, pngImage, readPart, row, sdt, table, textBox,
 } from '../../support/annotate/docx-builder.js';
 
 const CORPUS = '/work/shared/corpus/templates/';
@@ -307,5 +307,35 @@ describe('annotate: input guards', () => {
     expect(badType.status).toBe(400);
     const tooMany = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'table', value: Array.from({ length: 6000 }, () => ['x']) }] }));
     expect(tooMany.status).toBe(413);
+  });
+});
+
+describe('annotate: footnotes and endnotes', () => {
+  const withNotes = (endnote: string, footnote = para('Footnote for {client}.')) =>
+    buildDocx({ body: `<w:p><w:r><w:t xml:space="preserve">Body {client}</w:t></w:r>${noteReference('footnote')}${noteReference('endnote')}</w:p>`, footnote, endnote });
+
+  it('fills text tags, loops, images and content controls in endnotes as in footnotes', () => {
+    const template = withNotes(para('Endnote for {client}: {#refs}[{.}] {/refs}') + para('{%stamp}') + `<w:p>${sdt('ref', '<w:r><w:t>REF</w:t></w:r>')}</w:p>`);
+    const { docx, warnings } = annotateDocx({
+      template,
+      fields: [{ id: 'client', type: 'text', value: 'Acme & Co' }, { id: 'stamp', type: 'image', value: pngImage(40, 20).toString('base64') }, { id: 'ref', type: 'text', value: 'R-77' }],
+      data: { refs: ['a', 'b'] },
+    });
+    expect(warnings).toEqual([]);
+    const endnotes = readPart(docx, 'word/endnotes.xml');
+    expect(plainText(endnotes)).toContain('Endnote for Acme &amp; Co: [a] [b]');
+    expect(plainText(endnotes)).toContain('R-77');
+    expect(endnotes).toContain(`<wp:extent cx="${40 * EMU}" cy="${20 * EMU}"/>`);
+    expect(readPart(docx, 'word/_rels/endnotes.xml.rels')).toMatch(/Target="media\/docproc-annotate-1\.png"/);
+    expect(plainText(readPart(docx, 'word/footnotes.xml'))).toContain('Footnote for Acme &amp; Co.');
+    expect(endnotes).not.toContain('{');
+  });
+
+  it('counts a field used only in an endnote as matched, and reports endnote template errors with their part', () => {
+    const { warnings } = annotateDocx({ template: withNotes(para('Only here: {lonely}'), para('plain')), fields: [{ id: 'lonely', type: 'text', value: 'x' }, { id: 'client', type: 'text', value: 'y' }] });
+    expect(warnings).toEqual([]);
+    const error = rejection(() => annotateDocx({ template: withNotes(para('{#open} never closed')), fields: [] }));
+    expect(error.code).toBe('TEMPLATE_INVALID');
+    expect((error.extensions?.errors as Array<{ part: string }>).map((e) => e.part)).toEqual(['word/endnotes.xml']);
   });
 });
