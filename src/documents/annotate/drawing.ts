@@ -88,6 +88,31 @@ export function inlineDrawingXml(embedded: { rId: string; svgRId?: string }, ext
   );
 }
 
+const NS_WPS = 'http://schemas.microsoft.com/office/word/2010/wordprocessingShape';
+
+/**
+ * An inline DrawingML shape (wps) holding a shallow S-curve stroked in `colorHex`: the signature
+ * arc. The path is in the shape's own coordinates (w = cx, h = cy) with no fill.
+ */
+export function inlineCurveXml(extent: Extent, drawingId: number, colorHex: string, name: string): string {
+  const { cx, cy } = extent;
+  const pt = (x: number, y: number) => `<a:pt x="${Math.round(x)}" y="${Math.round(y)}"/>`;
+  const path =
+    `<a:moveTo>${pt(0, cy * 0.8)}</a:moveTo>` +
+    `<a:cubicBezTo>${pt(cx * 0.3, cy * 0.05)}${pt(cx * 0.6, cy * 1.1)}${pt(cx, cy * 0.2)}</a:cubicBezTo>`;
+  return (
+    `<w:drawing><wp:inline xmlns:wp="${NS_WP}" distT="0" distB="0" distL="0" distR="0">` +
+    `<wp:extent cx="${cx}" cy="${cy}"/><wp:effectExtent l="0" t="0" r="0" b="0"/>` +
+    `<wp:docPr id="${drawingId}" name="${name} ${drawingId}"/><wp:cNvGraphicFramePr/>` +
+    `<a:graphic xmlns:a="${NS_A}"><a:graphicData uri="${NS_WPS}"><wps:wsp xmlns:wps="${NS_WPS}"><wps:cNvSpPr/>` +
+    `<wps:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm>` +
+    `<a:custGeom><a:avLst/><a:gdLst/><a:ahLst/><a:cxnLst/><a:rect l="0" t="0" r="r" b="b"/>` +
+    `<a:pathLst><a:path w="${cx}" h="${cy}" fill="none">${path}</a:path></a:pathLst></a:custGeom>` +
+    `<a:noFill/><a:ln w="19050" cap="rnd"><a:solidFill><a:srgbClr val="${colorHex}"/></a:solidFill><a:round/></a:ln></wps:spPr>` +
+    `<wps:bodyPr/></wps:wsp></a:graphicData></a:graphic></wp:inline></w:drawing>`
+  );
+}
+
 /** Text width of the document's last section (page width minus left/right margins), in twips. */
 export function pageTextWidthTwips(documentXml: string): number {
   const sections = documentXml.match(/<w:sectPr[\s\S]*?<\/w:sectPr>/g);

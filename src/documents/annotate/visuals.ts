@@ -1,7 +1,7 @@
 import type { ImageAsset } from './images.js';
 import type { FieldOptions } from './types.js';
 import type { MediaRegistry } from './media.js';
-import { imageExtent, inlineDrawingXml, EMU_PER_TWIP, type Extent } from './drawing.js';
+import { imageExtent, inlineCurveXml, inlineDrawingXml, EMU_PER_TWIP, type Extent } from './drawing.js';
 import { escapeXml, stripInvalidXmlChars, textRun, toHexColor } from './xml-text.js';
 
 /** An image or signature field, decoded and ready to be placed in any part of the document. */
@@ -40,16 +40,21 @@ function labelRun(text: string, color: string): string {
   return textRun(text, `<w:rPr><w:color w:val="${color}"/><w:sz w:val="16"/><w:szCs w:val="16"/></w:rPr>`);
 }
 
-/** Number of underscores for a line about as wide as the signature. */
-function lineLength(visual: PreparedVisual, widthEmu: number | null): number {
-  if (widthEmu) return Math.max(12, Math.min(60, Math.round(widthEmu / EMU_PER_TWIP / 110)));
-  return Math.max(16, Math.min(60, Math.round(stripInvalidXmlChars(visual.typedName).length * 1.6)));
+const EMU_PER_POINT = 12_700;
+const EMU_PER_INCH = 914_400;
+const ARC_HEIGHT_EMU = 114_300; // 1/8 inch
+const TYPED_SIGNATURE_POINTS = 20;
+
+/** Width of the arc: the drawn signature's width, or an estimate of the typed name's width. */
+function arcWidthEmu(visual: PreparedVisual, imageWidthEmu: number | null, maxWidthEmu: number): number {
+  const width = imageWidthEmu ?? Math.max(stripInvalidXmlChars(visual.typedName).length * TYPED_SIGNATURE_POINTS * 0.5 * EMU_PER_POINT, 1.5 * EMU_PER_INCH);
+  return Math.round(maxWidthEmu > 0 ? Math.min(width, maxWidthEmu) : width);
 }
 
 /**
  * A signature block as a sequence of runs (so it fits inline in a paragraph or a content control):
- * optional top label, the drawn image or the typed name in a script font, a coloured line, and an
- * optional bottom label, separated by line breaks.
+ * optional top label, the drawn image or the typed name in a script font, a coloured arc (an inline
+ * DrawingML curve as wide as the signature), and an optional bottom label, separated by line breaks.
  */
 export function signatureRuns(visual: PreparedVisual, context: PlacementContext): string {
   const { topLabel, bottomLabel, arcElement } = visual.options;
@@ -71,8 +76,9 @@ export function signatureRuns(visual: PreparedVisual, context: PlacementContext)
       ),
     );
   }
-  const lineColor = toHexColor(arcElement?.color, '1F3A93');
-  parts.push(LINE_BREAK_RUN, textRun('_'.repeat(lineLength(visual, widthEmu)), `<w:rPr><w:color w:val="${lineColor}"/></w:rPr>`));
+  const arcColor = toHexColor(arcElement?.color, '1F3A93');
+  const arcExtent = { cx: arcWidthEmu(visual, widthEmu, context.maxWidthTwips * EMU_PER_TWIP), cy: ARC_HEIGHT_EMU };
+  parts.push(LINE_BREAK_RUN, `<w:r>${inlineCurveXml(arcExtent, context.media.nextDrawingId(), arcColor, 'Signature line')}</w:r>`);
   if (bottomLabel?.text) {
     parts.push(LINE_BREAK_RUN, labelRun(bottomLabel.text, toHexColor(bottomLabel.color, '555555')));
   }

@@ -45,7 +45,7 @@ class Container {
 
 const SKIPPED = new Set([
   'script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'iframe', 'object', 'embed', 'video', 'audio',
-  'canvas', 'svg', 'math', 'select', 'datalist', 'map', 'area', 'base', 'param', 'source', 'track', 'dialog',
+  'canvas', 'svg', 'math', 'select', 'datalist', 'map', 'area', 'base', 'param', 'source', 'track', 'dialog', 'textarea',
 ]);
 
 const BLOCKS = new Set([
@@ -200,7 +200,7 @@ export class HtmlLowering {
   private inlineElement(el: hast.Element, ctx: Ctx, c: Container): void {
     switch (el.tagName) {
       case 'br':
-        this.push({ type: 'break' }, ctx, c);
+        this.push({ type: 'break', marks: ctx.marks }, ctx, c);
         c.afterSpace = true;
         return;
       case 'img':
@@ -276,7 +276,7 @@ export class HtmlLowering {
       case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6':
         return this.heading(el, ctx, c);
       case 'ul': case 'ol': case 'menu': case 'dir':
-        c.blocks.push(this.list(el, ctx));
+        c.blocks.push(...this.list(el, ctx));
         return;
       case 'blockquote':
         c.blocks.push({ type: 'quote', blocks: this.sub(el, ctx) });
@@ -323,15 +323,20 @@ export class HtmlLowering {
     c.pendingPageBreak = false;
   }
 
-  private list(el: hast.Element, ctx: Ctx): ListBlock {
+  /**
+   * Content of a list that is not in an <li> (browsers render it indented, without a marker)
+   * joins the preceding item, or stands before the list when no item precedes it.
+   */
+  private list(el: hast.Element, ctx: Ctx): Block[] {
     const items: ListItem[] = [];
+    const before: Block[] = [];
     let tight = true;
     let stray: hast.ElementContent[] = [];
     const flushStray = () => {
       if (stray.some((n) => n.type === 'element' || (n.type === 'text' && n.value.trim()))) {
         const blocks = this.sub({ type: 'element', tagName: 'div', properties: {}, children: stray }, ctx);
         if (items.length > 0) items[items.length - 1].blocks.push(...blocks);
-        else items.push({ blocks });
+        else before.push(...blocks);
       }
       stray = [];
     };
@@ -351,7 +356,8 @@ export class HtmlLowering {
     flushStray();
     const ordered = el.tagName === 'ol';
     const start = Number.parseInt(prop(el, 'start') ?? '1', 10);
-    return { type: 'list', ordered, start: Number.isFinite(start) ? start : 1, tight, items };
+    if (items.length === 0) return before;
+    return [...before, { type: 'list', ordered, start: Number.isFinite(start) ? start : 1, tight, items }];
   }
 
   private table(el: hast.Element, ctx: Ctx): Block[] {

@@ -167,7 +167,7 @@ export class MarkdownLowering {
       case 'inlineCode':
         return [{ type: 'text', text: node.value, marks: { ...marks, code: true } }];
       case 'break':
-        return [{ type: 'break' }];
+        return [{ type: 'break', marks }];
       case 'link':
         return [this.link(node.url, node.title ?? undefined, this.inlines(node.children, marks, depth + 1))];
       case 'linkReference': {

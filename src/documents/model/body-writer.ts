@@ -333,7 +333,7 @@ export class BodyWriter {
   private inline(inline: Inline, rc: RunContext): string {
     switch (inline.type) {
       case 'text': return this.textRun(inline.text, { ...rc.marks, ...inline.marks }, rc.rStyle, rc);
-      case 'break': return this.wrapRevision('<w:r><w:br/></w:r>', rc);
+      case 'break': return this.wrapRevision(`<w:r>${this.runProps({ ...rc.marks, ...inline.marks }, rc.rStyle)}<w:br/></w:r>`, rc);
       case 'link': return this.link(inline, rc);
       case 'image': return this.wrapRevision(`<w:r>${this.runProps(rc.marks, rc.rStyle)}${this.drawing(inline, rc)}</w:r>`, rc);
       case 'footnote': return this.footnote(inline.blocks, rc);

@@ -29,6 +29,8 @@ export interface TextInline {
 
 export interface BreakInline {
   type: 'break';
+  /** Formatting of the break's run, so formatting spanning a line break stays one span. */
+  marks?: RunMarks;
 }
 
 export interface LinkInline {

@@ -32,7 +32,25 @@ interface Opts {
   side: 'source' | 'ours';
 }
 
-function inline(i: Json, opts: Opts): string {
+/**
+ * Word runs carry bold/italic/link as flags with no nesting order, so the reader's choice of
+ * Strong-inside-Emph vs Emph-inside-Strong (and formatting inside vs around a link) is
+ * canonicalised: Strong outermost, then Emph, then Link.
+ */
+const NEST_RANK: Record<string, number> = { Strong: 0, Emph: 1, Link: 2 };
+
+function canonicalNesting(i: Json): Json {
+  const inner = i.t === 'Link' ? i.c[1] : i.c;
+  if (!(i.t in NEST_RANK) || !Array.isArray(inner) || inner.length !== 1) return i;
+  const child = inner[0];
+  if (!(child.t in NEST_RANK) || NEST_RANK[child.t] >= NEST_RANK[i.t]) return i;
+  const childInner = child.t === 'Link' ? child.c[1] : child.c;
+  const swappedInner = canonicalNesting(i.t === 'Link' ? { ...i, c: [i.c[0], childInner, i.c[2]] } : { ...i, c: childInner });
+  return child.t === 'Link' ? { ...child, c: [child.c[0], [swappedInner], child.c[2]] } : { ...child, c: [swappedInner] };
+}
+
+function inline(raw: Json, opts: Opts): string {
+  const i = canonicalNesting(raw);
   switch (i.t) {
     case 'Str': return i.c;
     case 'Space': case 'SoftBreak': return ' ';
