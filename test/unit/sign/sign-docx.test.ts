@@ -1,7 +1,7 @@
 import { createHash, verify as verifySignature } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
+import { DOMParser, type Element } from '@xmldom/xmldom';
 import PizZip from 'pizzip';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { signDocx } from '../../../src/documents/sign/docx/sign-docx.js';
