@@ -34,7 +34,10 @@ export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel
       warnings.push(`Unknown character set "${fallbackLabel}" declared; the document was read as UTF-8.`);
     }
   }
-  const text = new TextDecoder(encoding, { ignoreBOM: true }).decode(source.subarray(start));
+  const text =
+    encoding === 'windows-1252'
+      ? decodeWindows1252(source.subarray(start))
+      : new TextDecoder(encoding, { ignoreBOM: true }).decode(source.subarray(start));
   if (encoding === 'utf-8' && text.includes('\uFFFD') && !hasEncodedReplacementChar(source)) {
     warnings.push('The document is not valid UTF-8; invalid bytes were replaced by U+FFFD. Send UTF-8 text.');
   }
@@ -44,4 +47,15 @@ export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel
 /** True when the source itself contains U+FFFD (EF BF BD), so replacement chars are not ours. */
 function hasEncodedReplacementChar(source: Uint8Array): boolean {
   return Buffer.from(source.buffer, source.byteOffset, source.byteLength).includes(Buffer.from([0xef, 0xbf, 0xbd]));
+}
+
+// Node 20's TextDecoder decodes windows-1252 (which WHATWG also uses for latin1/ascii labels)
+// as ISO-8859-1, turning 0x80-0x9F into C1 controls; those bytes map to these characters.
+const CP1252_HIGH =
+  '\u20AC\u0081\u201A\u0192\u201E\u2026\u2020\u2021\u02C6\u2030\u0160\u2039\u0152\u008D\u017D\u008F' +
+  '\u0090\u2018\u2019\u201C\u201D\u2022\u2013\u2014\u02DC\u2122\u0161\u203A\u0153\u009D\u017E\u0178';
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  const latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return latin1.replace(/[\u0080-\u009F]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]);
 }

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors/app-error.js';
+import { htmlToDocx } from '../../../src/documents/html/index.js';
+import { markdownToDocx } from '../../../src/documents/markdown/index.js';
+import { dataUri, limits, part, png } from './helpers.js';
+
+const convert = (html: string | Buffer, extra: Partial<Parameters<typeof htmlToDocx>[1]> = {}) =>
+  htmlToDocx(typeof html === 'string' ? Buffer.from(html, 'utf8') : html, { limits, ...extra });
+const body = async (html: string) => part((await convert(html)).docx, 'word/document.xml');
+
+describe('htmlToDocx', () => {
+  it('writes <ins>/<del> as tracked changes with author and date', async () => {
+    const xml = await body('<p>a <ins cite="x" title="Ann" datetime="2024-05-01T10:00:00Z">new</ins> <del>old</del></p>');
+    expect(xml).toMatch(/<w:ins w:id="\d+" w:author="Ann" w:date="2024-05-01T10:00:00Z"><w:r><w:t xml:space="preserve">new<\/w:t><\/w:r><\/w:ins>/);
+    expect(xml).toMatch(/<w:del w:id="\d+" w:author="Unknown"><w:r><w:delText xml:space="preserve">old<\/w:delText><\/w:r><\/w:del>/);
+  });
+
+  it('maps colspan to gridSpan, rowspan to vMerge, thead to repeating header rows and backgrounds to shading', async () => {
+    const xml = await body(`<table>
+      <thead><tr><th colspan="2">H</th><th>H3</th></tr></thead>
+      <tbody><tr><td rowspan="2" style="background-color:#ff0000">R</td><td>b</td><td bgcolor="yellow">c</td></tr>
+      <tr><td>e</td><td>f</td></tr></tbody></table>`);
+    expect(xml).toContain('<w:gridSpan w:val="2"/>');
+    expect(xml).toMatch(/<w:tr><w:trPr><w:tblHeader\/><\/w:trPr>/);
+    expect(xml).toContain('<w:vMerge w:val="restart"/><w:shd w:val="clear" w:color="auto" w:fill="FF0000"/>');
+    expect(xml).toMatch(/<w:tcPr><w:tcW w:w="\d+" w:type="dxa"\/><w:vMerge\/><\/w:tcPr><w:p\/><\/w:tc>/);
+    expect(xml).toContain('w:fill="FFFF00"');
+    expect((xml.match(/<w:gridCol /g) ?? []).length).toBe(3);
+    // every row fills the 3-column grid: 2+1, 1+1+1, (merged)+1+1
+    const rows = xml.split('<w:tr>').slice(1);
+    for (const row of rows) {
+      const spans = [...row.matchAll(/<w:tc>(?:<w:tcPr>.*?<\/w:tcPr>)/g)].map((m) => Number(/gridSpan w:val="(\d+)"/.exec(m[0])?.[1] ?? 1));
+      expect(spans.reduce((a, b) => a + b, 0)).toBe(3);
+    }
+  });
+
+  it('applies the inline CSS that matters', async () => {
+    const xml = await body(`<p style="text-align:center;page-break-before:always"><span style="font-weight:bold;font-style:italic;
+      text-decoration:underline line-through;color:rgb(255,0,0);background-color:#00ff00;font-size:14pt">styled</span></p>
+      <p>x<sup>2</sup>y<sub>i</sub></p><div style="display:none">hidden</div>`);
+    expect(xml).toContain('<w:pageBreakBefore/><w:jc w:val="center"/>');
+    expect(xml).toContain('<w:b/><w:bCs/><w:i/><w:iCs/><w:strike/><w:color w:val="FF0000"/><w:sz w:val="28"/><w:szCs w:val="28"/><w:u w:val="single"/><w:shd w:val="clear" w:color="auto" w:fill="00FF00"/></w:rPr><w:t xml:space="preserve">styled');
+    expect(xml).toContain('<w:vertAlign w:val="superscript"/></w:rPr><w:t xml:space="preserve">2');
+    expect(xml).toContain('<w:vertAlign w:val="subscript"/></w:rPr><w:t xml:space="preserve">i');
+    expect(xml).not.toContain('hidden');
+  });
+
+  it('ignores scripts, styles and event attributes', async () => {
+    const xml = await body('<style>p{color:red}</style><script>alert(1)</script><p onclick="evil()">Body</p>');
+    expect(xml).not.toContain('alert');
+    expect(xml).not.toContain('color:red');
+    expect(xml).not.toContain('evil');
+    expect(xml).toContain('Body');
+  });
+
+  it('bookmarks headings (explicit id and slug) and <a name> targets of internal links', async () => {
+    const xml = await body('<h2 id="intro">Intro Part</h2><p><a name="spot"></a>here</p><p><a href="#spot">go</a> <a href="#intro">up</a></p>');
+    expect(xml).toContain('<w:pStyle w:val="Heading2"/></w:pPr><w:bookmarkStart w:id="0" w:name="intro"/><w:bookmarkStart w:id="1" w:name="intro-part"/>');
+    expect(xml).toContain('w:name="spot"');
+    expect(xml).toContain('<w:hyperlink w:anchor="spot"');
+    expect(xml).toContain('<w:hyperlink w:anchor="intro"');
+  });
+
+  it('lowers lists, nested lists, pre, blockquote, hr, br and definition lists', async () => {
+    const xml = await body(`<ol start="4"><li>four<ul><li>inner</li></ul></li></ol><pre>line 1
+  line 2</pre><blockquote><p>q</p></blockquote><hr><p>a<br>b</p><dl><dt>T</dt><dd>D</dd></dl>`);
+    expect(xml).toContain('<w:ilvl w:val="1"/>');
+    expect(xml).toContain('<w:pStyle w:val="SourceCode"/></w:pPr><w:r><w:t xml:space="preserve">line 1</w:t></w:r><w:r><w:br/></w:r><w:r><w:t xml:space="preserve">  line 2');
+    expect(xml).toContain('<w:pStyle w:val="Quote"/>');
+    expect(xml).toContain('<w:pBdr><w:bottom');
+    expect(xml).toContain('<w:t xml:space="preserve">a</w:t></w:r><w:r><w:br/></w:r>');
+    expect(xml).toContain('<w:pStyle w:val="DefinitionTerm"/>');
+    expect(xml).toContain('<w:pStyle w:val="Definition"/>');
+  });
+
+  it('embeds data: images and collapses whitespace like a browser', async () => {
+    const xml = await body(`<p>  two   words\n and <img src="${dataUri(png(10, 30))}" alt="pic"> </p>`);
+    expect(xml).toContain('<w:t xml:space="preserve">two words and </w:t>');
+    expect(xml).toContain(`<wp:extent cx="${10 * 9525}" cy="${30 * 9525}"/>`);
+    expect(xml).toContain('descr="pic"');
+  });
+
+  it('honours a meta charset for non-UTF-8 pages', async () => {
+    const html = Buffer.concat([Buffer.from('<meta charset="windows-1252"><p>caf'), Buffer.from([0xe9, 0x80]), Buffer.from('</p>')]);
+    const { docx, warnings } = await convert(html);
+    expect(part(docx, 'word/document.xml')).toContain('caf\u00e9\u20ac');
+    expect(warnings).toEqual([]);
+  });
+
+  it('refuses HTML nested past the limit with 422, even absurdly deep', async () => {
+    for (const depth of [40, 200_000]) {
+      const err = await convert('<div>'.repeat(depth) + 'x').catch((e) => e);
+      expect(err).toBeInstanceOf(AppError);
+      expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+    }
+  });
+
+  it('reads the title and meta tags into the core properties', async () => {
+    const { docx } = await convert('<html><head><title>T1</title><meta name="author" content="Ann"><meta name="keywords" content="a, b"></head><body>x</body></html>');
+    const core = part(docx, 'docProps/core.xml');
+    expect(core).toContain('<dc:title>T1</dc:title>');
+    expect(core).toContain('<dc:creator>Ann</dc:creator>');
+    expect(core).toContain('<cp:keywords>a, b</cp:keywords>');
+  });
+});
+
+describe('reference document', () => {
+  const reference = readFileSync('/work/shared/corpus/docx/pandoc-tables.docx');
+
+  it("uses the reference's styles and adds the style ids it lacks", async () => {
+    const { docx } = await markdownToDocx(Buffer.from('# H\n\n```\ncode\n```\n'), { limits, reference });
+    const styles = part(docx, 'word/styles.xml');
+    const referenceStyles = part(reference, 'word/styles.xml');
+    const firstReferenceStyle = /<w:style [^>]*w:styleId="[^"]+"/.exec(referenceStyles)![0];
+    expect(styles).toContain(firstReferenceStyle);
+    for (const id of ['Heading1', 'SourceCode', 'VerbatimChar', 'Hyperlink', 'FootnoteText', 'TableGrid', 'Quote']) {
+      expect(styles).toContain(`w:styleId="${id}"`);
+    }
+    expect((styles.match(/w:styleId="Normal"/g) ?? []).length).toBe(1);
+  });
+
+  it('rejects a reference that is not a DOCX with 400', async () => {
+    const err = await markdownToDocx(Buffer.from('x'), { limits, reference: Buffer.from('not a zip at all, sorry') }).catch((e) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err.status).toBe(400);
+    expect(err.message).toMatch(/reference document/);
+  });
+});
