@@ -13,3 +13,16 @@ export interface VerifyPdfTaskInput {
 export const verifyPdf = envelopeTask<VerifyPdfTaskInput, engine.VerifyReport>((input) =>
   engine.verifyPdf(input.pdf, { trustRoots: input.trustRoots, now: input.now ? new Date(input.now) : undefined, maxBytes: input.maxBytes }),
 );
+
+/** Structured-clonable input of the `verifyDocx` worker task (output: DocxVerifyReport, plain JSON). */
+export interface VerifyDocxTaskInput {
+  docx: Uint8Array;
+  trustRoots: string[];
+  /** ISO date; defaults to now. */
+  now?: string;
+  maxBytes?: number;
+}
+
+export const verifyDocx = envelopeTask<VerifyDocxTaskInput, engine.DocxVerifyReport>((input) =>
+  engine.verifyDocx(input.docx, { trustRoots: input.trustRoots, now: input.now ? new Date(input.now) : undefined, maxBytes: input.maxBytes }),
+);

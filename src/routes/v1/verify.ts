@@ -1,14 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { VerifyReport } from '../../documents/verify/index.js';
+import type { DocxVerifyReport, VerifyReport } from '../../documents/verify/index.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
-import type { VerifyPdfTaskInput } from '../../../workers/verify.js';
+import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
 import { VerifyJsonBodySchema, VerifyResponseSchema } from './schemas/verify.js';
 
-const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF' }) });
+const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }) });
+
+/** A ZIP local-file header: an OOXML package (DOCX); anything else goes to the PDF verifier, which says what it expected. */
+const isZip = (data: Uint8Array) => data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && data[2] === 0x03 && data[3] === 0x04;
 
 export default function verifyRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -18,10 +21,11 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
         schema: {
           operationId: 'verify',
           tags: ['Verify'],
-          summary: 'Check every signature of a PDF: authentic, intact, unchanged since',
+          summary: 'Check every signature of a PDF or DOCX: authentic, intact, unchanged since',
           description:
             'For each signature field: integrity of the signed bytes, the CMS signature, the certificate chain against the trusted roots (TRUST_ROOTS plus the service’s own signing root), ' +
-            'byte-range coverage, and what later revisions changed (object by object). `valid` is true only when there is at least one signature and every one is TOTAL_PASSED with no disallowed change after it.',
+            'byte-range coverage, and what later revisions changed (object by object). `valid` is true only when there is at least one signature and every one is TOTAL_PASSED with no disallowed change after it. ' +
+            'A DOCX (detected by its ZIP signature) is checked as an OOXML package signature (XML-DSig): the digest of every signed part, the SignatureValue over the canonical SignedInfo, the chain, and which parts no signature covers; its report has `document.format: "docx"`.',
           body: {
             content: {
               'application/json': { schema: VerifyJsonBodySchema },
@@ -32,11 +36,13 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
         },
       },
       async (request) => {
-        const pdf = request.isMultipart()
+        const data = request.isMultipart()
           ? uploadedFile(request, 'file').data
           : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
         const { trustRoots } = await services.signing();
-        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf, trustRoots, maxBytes: services.config.limits.maxFileBytes });
+        const maxBytes = services.config.limits.maxFileBytes;
+        if (isZip(data)) return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes });
+        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes });
       },
     );
   };

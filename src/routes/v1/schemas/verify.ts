@@ -5,16 +5,16 @@ import { Type, type Static } from '@sinclair/typebox';
  * src/documents/verify/types.ts (a unit test checks engine output against VerifyResponseSchema).
  */
 export const VerifyDocumentSchema = Type.Union([
-  Type.Object({ base64: Type.String({ minLength: 1, description: 'The signed PDF, base64-encoded.' }) }, { additionalProperties: false }),
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The signed PDF or DOCX, base64-encoded.' }) }, { additionalProperties: false }),
   Type.Object(
-    { url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the signed PDF (http/https).' }) },
+    { url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the signed PDF or DOCX (http/https).' }) },
     { additionalProperties: false },
   ),
 ]);
 
 export const VerifyJsonBodySchema = Type.Object(
   { document: VerifyDocumentSchema },
-  { additionalProperties: false, description: 'JSON body; alternatively send multipart/form-data with the PDF in a `file` part.' },
+  { additionalProperties: false, description: 'JSON body; alternatively send multipart/form-data with the PDF or DOCX in a `file` part.' },
 );
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
@@ -101,7 +101,7 @@ export const VerifySignatureSchema = Type.Object({
   warnings: Type.Array(Type.String()),
 });
 
-export const VerifyResponseSchema = Type.Object({
+export const VerifyPdfResponseSchema = Type.Object({
   valid: Type.Boolean({ description: 'True only when there is at least one signature and every signature is TOTAL_PASSED with no disallowed change after it.' }),
   reason: Type.String({ description: 'One sentence: why not valid, or that all is well.' }),
   signer: Type.Union([VerifySignerSummarySchema, Type.Null()], { description: 'The last signer.' }),
@@ -116,6 +116,60 @@ export const VerifyResponseSchema = Type.Object({
   }),
   signatures: Type.Array(VerifySignatureSchema, { description: 'One per signature field (signed or empty), in signing order.' }),
 });
+
+const Signed = Type.Object({
+  part: Type.String({ description: 'Part name, e.g. /word/document.xml.' }),
+  contentType: Type.Union([Type.String(), Type.Null()], { description: 'Content type the signature recorded for the part.' }),
+  digestAlgorithm: Type.Union([Type.String(), Type.Null()]),
+  transforms: Type.Array(Type.String(), { description: 'Reference transforms in order, e.g. RelationshipTransform, C14N 1.0.' }),
+  relationships: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'For relationship parts signed through the RelationshipTransform: the relationship Ids covered.' }),
+  intact: Type.Boolean({ description: 'The part is present, has the recorded content type, and its digest matches.' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const VerifyDocxSignatureSchema = Type.Object({
+  part: Type.String({ description: 'The signature part, e.g. /_xmlsignatures/sig1.xml.' }),
+  id: Type.Union([Type.String(), Type.Null()], { description: 'Id attribute of the XML-DSig Signature.' }),
+  signingTime: Type.Union([DateTime('Claimed signing time (XAdES SigningTime, else the OPC SignatureTime).'), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "The signer's stated purpose (Office SignatureComments)." }),
+  signer: Type.Union([VerifyCertificateSchema, Type.Null()]),
+  digestAlgorithm: Type.Union([Type.String(), Type.Null()]),
+  signatureAlgorithm: Type.Union([Type.String(), Type.Null()]),
+  canonicalization: Type.Union([Type.String(), Type.Null()], { description: 'Canonicalization of SignedInfo.' }),
+  xades: Type.Boolean({ description: 'The signature signs XAdES properties (signing certificate, signing time).' }),
+  intact: Type.Boolean({ description: 'Every signed part and signed object matches its digest.' }),
+  cryptoValid: Type.Boolean({ description: 'SignatureValue verifies over the canonical SignedInfo with the signer certificate key.' }),
+  trusted: Type.Boolean({ description: 'The chain reaches a trusted root, every signature along it checked.' }),
+  certificateValidAtSigningTime: Type.Boolean(),
+  timestamp: Type.Union([VerifyTimestampSchema, Type.Null()], { description: 'XAdES SignatureTimeStamp, when present.' }),
+  signedObjects: Type.Array(Type.Object({ uri: Type.String(), type: Type.Union([Type.String(), Type.Null()]), intact: Type.Boolean() }), {
+    description: 'Same-document references of SignedInfo (package object, Office object, XAdES properties).',
+  }),
+  parts: Type.Array(Signed, { description: 'Package parts listed in the signed Manifest.' }),
+  indication: Indication,
+  subIndication: Type.Union([SubIndication, Type.Null()]),
+  errors: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String()),
+});
+
+export const VerifyDocxResponseSchema = Type.Object({
+  valid: Type.Boolean({ description: 'True only when there is at least one signature and every signature is TOTAL_PASSED.' }),
+  reason: Type.String({ description: 'One sentence: why not valid, or that all is well.' }),
+  signer: Type.Union([VerifySignerSummarySchema, Type.Null()], { description: 'The last signer (by signing time).' }),
+  signers: Type.Array(VerifySignerSummarySchema, { description: 'One per signature, by signing time.' }),
+  document: Type.Object({
+    format: Type.Literal('docx'),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    signatureCount: Type.Integer({ minimum: 0 }),
+    parts: Type.Integer({ minimum: 0, description: 'Parts in the package ([Content_Types].xml excluded).' }),
+    uncoveredParts: Type.Array(Type.String(), { description: 'Parts no signature covers (the signature parts and their origin excluded).' }),
+    warnings: Type.Array(Type.String()),
+  }),
+  signatures: Type.Array(VerifyDocxSignatureSchema, { description: 'One per OOXML signature part, by signing time.' }),
+});
+
+/** A PDF report (document.format "pdf", unchanged shape) or a DOCX report (document.format "docx"). */
+export const VerifyResponseSchema = Type.Union([VerifyPdfResponseSchema, VerifyDocxResponseSchema]);
 
 export type VerifyJsonBody = Static<typeof VerifyJsonBodySchema>;
 export type VerifyResponse = Static<typeof VerifyResponseSchema>;
