@@ -170,7 +170,11 @@ describe('annotate: images and signatures in tags', () => {
     });
     const body = readPart(docx, 'word/document.xml');
     expect(body).toMatch(/<w:rFonts w:ascii="Brush Script MT"[^>]*\/><w:i\/>.*Jane Q\. Doe/);
-    expect(body).toMatch(/<w:color w:val="FF0000"\/><\/w:rPr><w:t xml:space="preserve">_{12,}/);
+    // The arc: an inline wps curve stroked in the arc colour, about as wide as the typed name (11 chars × 10 pt).
+    const arc = /<wp:inline[^>]*><wp:extent cx="(\d+)" cy="(\d+)"\/>(?:(?!<\/wp:inline>)[\s\S])*?<a:path [^>]*fill="none"><a:moveTo>[\s\S]*?<a:cubicBezTo>[\s\S]*?<a:ln w="19050"[^>]*><a:solidFill><a:srgbClr val="FF0000"\/>/.exec(body);
+    expect(arc).not.toBeNull();
+    expect(Number(arc![1])).toBe(11 * 10 * 12700);
+    expect(body).not.toMatch(/_{5,}/);
     expect(body).toMatch(/<w:color w:val="0000FF"\/>.*Signed by Jane/);
     expect(body).toMatch(/<w:color w:val="00AA00"\/>.*2026-11-23 10\.0\.0\.1/);
   });
@@ -178,7 +182,10 @@ describe('annotate: images and signatures in tags', () => {
   it('renders a drawn signature as an image', () => {
     const template = buildDocx({ body: para('{%sig}') });
     const { docx } = annotateDocx({ template, fields: [{ id: 'sig', type: 'signature', value: `data:image/png;base64,${pngImage(300, 100).toString('base64')}`, options: { dimensions: { height: 50 } } }] });
-    expect(readPart(docx, 'word/document.xml')).toContain(`<wp:extent cx="${150 * EMU}" cy="${50 * EMU}"/>`);
+    const body = readPart(docx, 'word/document.xml');
+    expect(body).toContain(`<wp:extent cx="${150 * EMU}" cy="${50 * EMU}"/>`);
+    // The arc under a drawn signature is exactly as wide as the picture, in the default colour.
+    expect(body).toMatch(new RegExp(`<wp:extent cx="${150 * EMU}" cy="114300"/>[\\s\\S]*?<a:srgbClr val="1F3A93"/>`));
   });
 });
 
