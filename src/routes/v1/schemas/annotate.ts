@@ -18,7 +18,7 @@ export const AnnotateFieldOptionsSchema = Type.Object(
         description: 'image/signature: display size; with one side only, the other follows the aspect ratio.',
       }),
     ),
-    arcElement: Type.Optional(Type.Object({ color: Type.Optional(Color) }, { description: 'signature: the line under the signature.' })),
+    arcElement: Type.Optional(Type.Object({ color: Type.Optional(Color) }, { description: 'signature: colour of the curved line (a DrawingML curve) drawn under the signature; default #1F3A93.' })),
     topLabel: Type.Optional(Type.Object({ color: Type.Optional(Color), text: Type.Optional(Type.String()) }, { description: 'signature: label above (default "Signed by:").' })),
     bottomLabel: Type.Optional(Type.Object({ color: Type.Optional(Color), text: Type.Optional(Type.String()) }, { description: 'signature: label below, e.g. date or IP.' })),
     copyRowStyle: Type.Optional(Type.Boolean({ default: true, description: 'table: new rows keep the template row formatting.' })),
