@@ -73,8 +73,8 @@ const formFields = (extra: FormPart[] = []): FormPart[] => {
   ];
 };
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json: () => any }, status: number, code: string) {
-  expect(res.statusCode, res.body as unknown as string).toBe(status);
+function expectProblem(res: { statusCode: number; body: string; headers: Record<string, unknown>; json: () => any }, status: number, code: string) {
+  expect(res.statusCode, res.body).toBe(status);
   expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
   expect(res.json()).toMatchObject({ status, code });
   return res.json();
