@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
-import type { VerifyReport } from '../../../src/documents/verify/index.js';
+import type { DocxVerifyReport, VerifyReport } from '../../../src/documents/verify/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
 
 const pool = new WorkerPool({ threads: 1, maxQueue: 10 });
@@ -14,5 +14,19 @@ describe('verifyPdf worker task', () => {
     expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
     await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });
     await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toBeInstanceOf(AppError);
+  });
+});
+
+describe('verifyDocx worker task', () => {
+  it('returns the DOCX report from a Piscina worker and carries AppErrors across', async () => {
+    const docx = new Uint8Array(readFileSync('/work/shared/corpus/docx-signed/eid-hello-world-signed-twice.docx'));
+    const report = await pool.run<unknown, DocxVerifyReport>('verifyDocx', { docx, trustRoots: [] });
+    expect(report.document).toMatchObject({ format: 'docx', signatureCount: 2 });
+    expect(report.signatures.map((s) => [s.intact, s.cryptoValid, s.subIndication])).toEqual([
+      [true, true, 'NO_CERTIFICATE_CHAIN_FOUND'],
+      [true, true, 'NO_CERTIFICATE_CHAIN_FOUND'],
+    ]);
+    await expect(pool.run('verifyDocx', { docx: new Uint8Array([0x50, 0x4b, 3, 4]), trustRoots: [] })).rejects.toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });
+    await expect(pool.run('verifyDocx', { docx, trustRoots: [], maxBytes: 1024 })).rejects.toMatchObject({ code: 'FILE_TOO_LARGE' });
   });
 });

@@ -86,6 +86,8 @@ export class TestPdf {
     cms: CmsOptions | ((signedBytes: Buffer) => Buffer);
     reason?: string;
     subFilter?: string;
+    /** /Type of the signature dictionary (DocTimeStamp for a document time-stamp). */
+    type?: string;
     docMdp?: 1 | 2 | 3;
     extraSigEntries?: string;
   }): this {
@@ -95,7 +97,7 @@ export class TestPdf {
       ? ` /Reference [<< /Type /SigRef /TransformMethod /DocMDP /TransformParams << /Type /TransformParams /P ${options.docMdp} /V /1.2 >> >>]`
       : '';
     const sigDict =
-      `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /${options.subFilter ?? 'adbe.pkcs7.detached'} ` +
+      `<< /Type /${options.type ?? 'Sig'} /Filter /Adobe.PPKLite /SubFilter /${options.subFilter ?? 'adbe.pkcs7.detached'} ` +
       `/ByteRange [0 0000000000 0000000000 0000000000] /Contents <${'0'.repeat(CONTENTS_HEX_LENGTH)}> ` +
       `/Reason (${options.reason ?? 'Approval'}) /M (D:20240101120000Z)${reference}${options.extraSigEntries ?? ''} >>`;
     const name = options.fieldName ?? (fieldNum === 7 ? 'Signature1' : 'Signature2');

@@ -1,0 +1,225 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../../../src/accounts/api-keys.js';
+import { signDocx, signPdf } from '../../../src/documents/sign/index.js';
+import { verifyDocx, verifyPdf } from '../../../src/documents/verify/index.js';
+import { VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
+import type { Services } from '../../../src/services.js';
+import { TestPdf } from '../../unit/verify/helpers/pdf.js';
+import { replacePart } from '../../unit/verify/helpers/ooxml.js';
+import { buildTestApp, type TestApp } from '../../support/test-app.js';
+
+const PDF_SIGNED = '/work/shared/corpus/pdf-signed';
+const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+
+/** Verdicts of the corpus signers (none chains to our roots), per signed signature: indication/subIndication. */
+const EXPECTED: Record<string, string[]> = {
+  'signpdf-issue-209-reason-includes-trailer-word.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'signpdf-signed-once.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'signpdf-signed-twice.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND', 'INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'signpdf-signed.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'signpdf-with-placeholder.pdf': [],
+  'verifypdf-25-certificado-firmado.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'verifypdf-bytes-added.pdf': ['TOTAL_FAILED/FORMAT_FAILURE'],
+  'verifypdf-pdf_digital_signature_timestamp.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+  'verifypdf-sample06-three-sigs-x509-rsa-sha1.pdf': Array(3).fill('INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'),
+  'verifypdf-samplecertifiedpdf.pdf': ['INDETERMINATE/NO_CERTIFICATE_CHAIN_FOUND'],
+};
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
+const validateResponse = ajv.compile(VerifyResponseSchema);
+
+let dir: string;
+let testApp: TestApp;
+let app: FastifyInstance;
+let services: Services;
+let key: string;
+let tsaRootPem: string;
+
+function openssl(args: string[], cwd: string) {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A TSA (root CA + time-stamping certificate) for `openssl ts -reply`, in `tsaDir`. */
+function makeTsa(tsaDir: string): string {
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'root.key', '-out', 'root.pem', '-subj', '/CN=Verify Route TSA Root', '-days', '3650',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], tsaDir);
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'tsa.key', '-out', 'tsa.csr', '-subj', '/CN=Verify Route TSA'], tsaDir);
+  writeFileSync(path.join(tsaDir, 'tsa.ext'), 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\nextendedKeyUsage=critical,timeStamping\n');
+  openssl(['x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-set_serial', '0x51', '-days', '3650', '-extfile', 'tsa.ext', '-sha256', '-out', 'tsa.pem'], tsaDir);
+  writeFileSync(path.join(tsaDir, 'serial'), '01\n');
+  writeFileSync(
+    path.join(tsaDir, 'ts.cnf'),
+    '[tsa]\ndefault_tsa=t\n[t]\nserial=./serial\ncrypto_device=builtin\nsigner_cert=./tsa.pem\nsigner_key=./tsa.key\nsigner_digest=sha256\n' +
+      'default_policy=1.2.3.4.1\ndigests=sha256,sha384,sha512\naccuracy=secs:1\nordering=yes\ntsa_name=yes\ness_cert_id_chain=no\ness_cert_id_alg=sha256\n',
+  );
+  return readFileSync(path.join(tsaDir, 'root.pem'), 'utf8');
+}
+
+/** An RFC 3161 token over `data`, made by the openssl TSA. */
+function timestampToken(data: Buffer, tsaDir: string): Buffer {
+  writeFileSync(path.join(tsaDir, 'content.bin'), data);
+  openssl(['ts', '-query', '-data', 'content.bin', '-sha256', '-cert', '-out', 'req.tsq'], tsaDir);
+  openssl(['ts', '-reply', '-config', 'ts.cnf', '-queryfile', 'req.tsq', '-token_out', '-out', 'token.der'], tsaDir);
+  return readFileSync(path.join(tsaDir, 'token.der'));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'docproc-verify-route-'));
+  const tsaDir = path.join(dir, 'tsa');
+  execFileSync('mkdir', [tsaDir]);
+  tsaRootPem = makeTsa(tsaDir);
+  writeFileSync(path.join(dir, 'trust.pem'), tsaRootPem);
+  const pepper = 'verify-route-pepper-0123456789abcdef';
+  testApp = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: pepper, RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(dir, 'data'), TRUST_ROOTS: path.join(dir, 'trust.pem') });
+  app = testApp.app;
+  services = (app as unknown as { services: Services }).services;
+  key = generateApiKey();
+  await services.store.putApiKey(hashApiKey(key, pepper), { email: 'verify-route@example.com', createdAt: new Date().toISOString() });
+});
+
+afterAll(async () => {
+  await app?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const auth = () => ({ authorization: `Bearer ${key}` });
+
+const postJson = (body: unknown, headers: Record<string, string> = auth()) =>
+  app.inject({ method: 'POST', url: '/v1/verify', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+
+async function postMultipart(file: Buffer, filename: string, type: string) {
+  const form = new FormData();
+  form.append('file', new Blob([file], { type }), filename);
+  const request = new Request('http://localhost/', { method: 'POST', body: form });
+  const payload = Buffer.from(await request.arrayBuffer());
+  return app.inject({ method: 'POST', url: '/v1/verify', headers: { ...auth(), 'content-type': request.headers.get('content-type')! }, payload });
+}
+
+function expectVerdicts(body: { valid: boolean; document: { signatureCount: number }; signatures: Array<{ indication: string; subIndication: string | null; signed?: boolean }> }, expected: string[]) {
+  expect(validateResponse(body), JSON.stringify(validateResponse.errors)).toBe(true);
+  expect(body.valid).toBe(false);
+  expect(body.document.signatureCount).toBe(expected.length);
+  expect(body.signatures.filter((s) => s.signed !== false).map((s) => `${s.indication}/${s.subIndication}`)).toEqual(expected);
+}
+
+describe('POST /v1/verify: the PDF corpus over HTTP', () => {
+  it('covers every corpus file', () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual(readdirSync(PDF_SIGNED).sort());
+  });
+
+  it.each(Object.entries(EXPECTED))('%s as JSON base64 and as multipart: same verdicts as the engine', async (name, expected) => {
+    const pdf = readFileSync(path.join(PDF_SIGNED, name));
+    const { trustRoots } = await services.signing();
+    const engine = JSON.parse(JSON.stringify(verifyPdf(pdf, { trustRoots })));
+
+    const json = await postJson({ document: { base64: pdf.toString('base64') } });
+    expect(json.statusCode).toBe(200);
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
+    expectVerdicts(json.json(), expected);
+    expect(json.json()).toEqual(engine);
+
+    const multipart = await postMultipart(pdf, name, 'application/pdf');
+    expect(multipart.statusCode).toBe(200);
+    expect(multipart.json()).toEqual(engine);
+  });
+});
+
+describe('POST /v1/verify: documents signed by the service identity and by a trusted TSA', () => {
+  it('a PDF signed with the service identity is valid (TOTAL_PASSED) with the service root trusted', async () => {
+    const { identity } = await services.signing();
+    const signed = await signPdf(
+      corpus('pdf-unsigned/signpdf-w3dummy.pdf'),
+      { signer: { name: 'Route Tester', email: 'route@example.com' }, auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }] },
+      identity,
+    );
+    const res = await postJson({ document: { base64: signed.toString('base64') } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(validateResponse(body)).toBe(true);
+    expect(body.valid).toBe(true);
+    expect(body.signatures.at(-1)).toMatchObject({ signed: true, intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED', subIndication: null });
+  });
+
+  it('a document time-stamp (/Type /DocTimeStamp, ETSI.RFC3161) from a trusted TSA passes', async () => {
+    const tsaDir = path.join(dir, 'tsa');
+    const pdf = TestPdf.base().sign({ subFilter: 'ETSI.RFC3161', type: 'DocTimeStamp', cms: (signedBytes) => timestampToken(signedBytes, tsaDir) }).bytes;
+    expect(pdf.toString('latin1')).toContain('/Type /DocTimeStamp');
+    const res = await postJson({ document: { base64: pdf.toString('base64') } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(validateResponse(body)).toBe(true);
+    const stamp = body.signatures.find((s: { signed: boolean }) => s.signed);
+    expect(stamp).toMatchObject({ kind: 'documentTimestamp', subFilter: 'ETSI.RFC3161', intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED' });
+    expect(stamp.timestamp).toMatchObject({ tsa: expect.stringContaining('Verify Route TSA'), intact: true, valid: true, trusted: true });
+    expect(body.valid).toBe(true);
+  });
+
+  it('a DOCX signed by the sign engine (signDocx) with the service identity is valid; one changed byte makes it invalid', async () => {
+    const { identity, trustRoots } = await services.signing();
+    const { document: signed } = await signDocx(
+      corpus('docx-signed/eid-hello-world-unsigned.docx'),
+      { signer: { name: 'Route Tester', email: 'route@example.com' }, auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }] },
+      identity,
+    );
+    const res = await postJson({ document: { base64: signed.toString('base64') } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(validateResponse(body), JSON.stringify(validateResponse.errors)).toBe(true);
+    expect(body).toMatchObject({ valid: true, document: { format: 'docx', signatureCount: 1 } });
+    expect(body.signatures[0]).toMatchObject({ xades: true, intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED' });
+    expect(body).toEqual(JSON.parse(JSON.stringify(verifyDocx(signed, { trustRoots }))));
+
+    const tampered = replacePart(signed, 'word/document.xml', (t) => t.replace('Hello', 'Jello'));
+    const bad = (await postMultipart(tampered, 'contract.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')).json();
+    expect(bad.valid).toBe(false);
+    expect(bad.signatures[0]).toMatchObject({ intact: false, indication: 'TOTAL_FAILED', subIndication: 'HASH_FAILURE' });
+    expect(bad.signatures[0].parts.find((p: { part: string }) => p.part === '/word/document.xml')).toMatchObject({ intact: false });
+  });
+
+  it('the DOCX corpus over HTTP: eID signatures intact but untrusted, the unsigned one has none', async () => {
+    for (const [name, count] of [['eid-hello-world-signed', 1], ['eid-hello-world-signed-twice', 2], ['eid-ms-office-2010-signed', 1], ['eid-hello-world-unsigned', 0]] as const) {
+      const res = await postMultipart(corpus(`docx-signed/${name}.docx`), `${name}.docx`, 'application/octet-stream');
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(validateResponse(body)).toBe(true);
+      expect(body).toMatchObject({ valid: false, document: { format: 'docx', signatureCount: count } });
+      for (const sig of body.signatures) expect(sig).toMatchObject({ intact: true, cryptoValid: true, subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
+    }
+  });
+});
+
+describe('POST /v1/verify: refusals', () => {
+  it('refuses {url} with 400 URL_NOT_ALLOWED by default', async () => {
+    const res = await postJson({ document: { url: 'https://example.com/contract.pdf' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'URL_NOT_ALLOWED', status: 400 });
+  });
+
+  it('answers a file that is neither PDF nor DOCX with 400 problem+json', async () => {
+    const res = await postJson({ document: { base64: Buffer.from('just some text, not a document').toString('base64') } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });
+    const zip = await postMultipart(Buffer.from('PK\x03\x04 not really a zip'), 'x.docx', 'application/octet-stream');
+    expect(zip.statusCode).toBe(400);
+    expect(zip.json()).toMatchObject({ code: 'INVALID_FILE_FORMAT' });
+  });
+
+  it('requires an API key (401) and a well-formed body (400)', async () => {
+    const res = await postJson({ document: { base64: 'JVBERi0=' } }, {});
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const invalid = await postJson({ document: { path: '/etc/passwd' } });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json()).toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+});
