@@ -270,6 +270,11 @@ describe('POST /v1/sign (DOCX)', () => {
     const audit = JSON.parse(zip.file('docproc/audit-trail.json')!.asText());
     expect(audit).toMatchObject({ eventId: 'evt-route-1', signer: { email: 'jane@example.com' }, metadata: { contractId: 'C-42' } });
     expect(decodeURIComponent(String(res.headers['x-docproc-warnings']))).toContain('no audit page');
+    const report = await verify(docx);
+    expect(report.valid, report.reason).toBe(true);
+    expect(report.signatures).toHaveLength(1);
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, trusted: true, xades: true });
+    expect(report.document.uncoveredParts).toEqual(['/docProps/app.xml', '/docProps/core.xml']);
   });
 
   it('multipart to=docx → the binary DOCX', async () => {

@@ -5,6 +5,7 @@ import PizZip from 'pizzip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDocx } from '../../../src/documents/sign/docx/sign-docx.js';
 import { parsePkcs12 } from '../../../src/documents/sign/identity.js';
+import { verifyDocx } from '../../../src/documents/verify/index.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { libreOfficeVerify, type LibreOfficeSignature } from './libreoffice-verify.js';
 import { createTestPki, type TestPki } from './pki.js';
@@ -89,5 +90,26 @@ describe('signDocx checked by LibreOffice (xmlsec)', () => {
     // Without a certificate database LibreOffice cannot judge trust (UNKNOWN); the signature itself is valid.
     expect(byName.rsa[0].certificateStatusNames).toContain('UNKNOWN');
     expect(trusted[0][0]).toMatchObject({ valid: true, certificateStatus: 0, certificateStatusNames: ['OK'] });
+  });
+});
+
+describe("signDocx checked by docproc's own verifier (verifyDocx)", () => {
+  it('RSA, ECDSA and the added second signature are intact, cryptographically valid and trusted', async () => {
+    for (const key of ['rsa', 'ec', 'third']) {
+      const report = await verifyDocx(outputs[key], { trustRoots: [pki.rootPem] });
+      expect(report.valid, `${key}: ${report.reason}`).toBe(true);
+      for (const signature of report.signatures) expect(signature).toMatchObject({ intact: true, cryptoValid: true, trusted: true, xades: true });
+    }
+    const second = await verifyDocx(outputs.second, { trustRoots: [pki.rootPem] });
+    expect(second.signatures.map((s) => s.cryptoValid && s.intact)).toEqual([true, true]);
+    expect(second.signatures[1].trusted).toBe(true);
+  });
+
+  it('reports the tampered packages as failed', async () => {
+    for (const key of ['tamperedBody', 'tamperedAudit', 'tamperedRels']) {
+      const report = await verifyDocx(outputs[key], { trustRoots: [pki.rootPem] });
+      expect(report.valid, key).toBe(false);
+      expect(report.signatures[0].intact, key).toBe(false);
+    }
   });
 });
