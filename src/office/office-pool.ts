@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,11 @@ export interface OfficePoolOptions {
   maxJobsPerProcess?: number;
   /** Recycle a process whose soffice RSS passes this (default 1 GiB). */
   maxRssBytes?: number;
+  /**
+   * Kill office processes and remove temp dirs on SIGTERM/SIGINT when nothing else listens for
+   * them (default true). A server with its own graceful shutdown calls close() itself.
+   */
+  handleSignals?: boolean;
   /** Jobs allowed to wait for a free process; beyond it convert() throws 503 (default size * 16). */
   maxQueue?: number;
   /** Deadline for one process to start and answer (default 60000). */
@@ -38,6 +44,8 @@ export interface ConvertToPdfOptions {
   loadFilter?: string;
   /** File name extension given to the input in the job directory (default "docx"). */
   inputExtension?: string;
+  /** Deadline for this job, overriding the pool's timeoutMs. */
+  timeoutMs?: number;
 }
 
 export type JobOutcome = 'ok' | 'timeout' | 'crash' | 'unprocessable' | 'failed' | 'busy';
@@ -97,6 +105,9 @@ const DEFAULTS = {
 };
 
 const PDF_MAGIC = Buffer.from('%PDF-');
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/** The signal handlers of all pools, told apart from the application's own. */
+const SIGNAL_GUARDS = new WeakSet<(...args: never[]) => void>();
 
 export class OfficePool extends EventEmitter<OfficePoolEvents> {
   readonly size: number;
@@ -108,6 +119,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private readonly maxBackoffMs: number;
   private readonly sofficePath: string;
   private readonly pythonPath: string;
+  private readonly handleSignals: boolean;
   private readonly slots: Slot[];
   private readonly queue: QueuedJob[] = [];
   /** Slots handed to a job, from acquire() until the job's cleanup is done. */
@@ -118,7 +130,14 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private jobsDone = 0;
   private averageJobMs = 1_000;
   private readonly backoffTimers = new Set<NodeJS.Timeout>();
-  private readonly exitGuard = () => this.slots.forEach((slot) => slot.process?.killSync());
+  private readonly exitGuard = () => this.closeSync();
+  private readonly signalGuard = (signal: NodeJS.Signals) => {
+    // Another listener owns shutdown (and must call close()); otherwise clean up and die as
+    // the signal's default action would have.
+    if (process.listeners(signal).some((listener) => !SIGNAL_GUARDS.has(listener))) return;
+    this.closeSync();
+    process.kill(process.pid, signal);
+  };
 
   constructor(options: OfficePoolOptions = {}) {
     super();
@@ -131,6 +150,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
     this.sofficePath = options.sofficePath ?? DEFAULTS.sofficePath;
     this.pythonPath = options.pythonPath ?? DEFAULTS.pythonPath;
+    this.handleSignals = options.handleSignals ?? true;
+    SIGNAL_GUARDS.add(this.signalGuard);
     this.slots = Array.from({ length: this.size }, (_, index) => ({ index, starting: false, jobsDone: 0, startFailures: 0 }));
   }
 
@@ -142,6 +163,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     if (this.closed) throw new Error('OfficePool is closed');
     this.jobsRoot ??= await mkdtemp(path.join(os.tmpdir(), 'docproc-office-jobs-'));
     process.once('exit', this.exitGuard);
+    if (this.handleSignals) for (const signal of SIGNALS) process.on(signal, this.signalGuard);
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
   }
 
@@ -217,8 +239,22 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       job.reject(new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is shutting down; try again.'));
     }
     await Promise.all(this.slots.map((slot) => slot.process?.kill()));
-    process.removeListener('exit', this.exitGuard);
+    this.removeGuards();
     if (this.jobsRoot) await rm(this.jobsRoot, { recursive: true, force: true });
+  }
+
+  /** What close() does, synchronously and without waiting: for exit and signal handlers. */
+  private closeSync(): void {
+    this.closed = true;
+    for (const timer of this.backoffTimers) clearTimeout(timer);
+    for (const slot of this.slots) slot.process?.killSync();
+    if (this.jobsRoot) rmSync(this.jobsRoot, { recursive: true, force: true });
+    this.removeGuards();
+  }
+
+  private removeGuards(): void {
+    process.removeListener('exit', this.exitGuard);
+    for (const signal of SIGNALS) process.removeListener(signal, this.signalGuard);
   }
 
   private upCount(): number {
@@ -227,6 +263,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
 
   private async runInSlot(slot: Slot, jobDir: string, input: Buffer, options: ConvertToPdfOptions): Promise<Buffer> {
     const office = slot.process!;
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const inputPath = path.join(jobDir, `input.${options.inputExtension ?? 'docx'}`);
     const outputPath = path.join(jobDir, 'output.pdf');
     await writeFile(inputPath, input, { mode: 0o600 });
@@ -234,12 +271,13 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     try {
       result = await office.run(
         { op: 'convert', input: inputPath, output: outputPath, trackedChanges: options.trackedChanges ?? 'markup', loadFilter: options.loadFilter },
-        this.timeoutMs,
+        timeoutMs,
       );
     } catch (err) {
       if (err instanceof OfficeTimeoutError) {
+        await office.kill(); // already signalled; wait so nothing of the job outlives the answer
         this.replace(slot, office, 'timeout');
-        throw new AppError(504, ErrorCode.CONVERSION_TIMEOUT, `The conversion took longer than ${Math.round(this.timeoutMs / 1000)} s and was stopped; simplify or split the document and try again.`);
+        throw new AppError(504, ErrorCode.CONVERSION_TIMEOUT, `The conversion took longer than ${Math.ceil(timeoutMs / 1000)} s and was stopped; simplify or split the document and try again.`);
       }
       this.replace(slot, office, 'crash');
       throw conversionFailed();

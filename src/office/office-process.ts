@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,9 +65,11 @@ export class OfficeProcess {
   private pending?: PendingJob;
   private nextId = 1;
   private exited = false;
+  /** Set when we kill the process ourselves, so its exit is not reported as a crash. */
+  private killRequested = false;
   private exitPromise: Promise<void> = Promise.resolve();
   private stderrTail = '';
-  /** Set once by the owner; called when the process goes away for any reason after start. */
+  /** Set once by the owner; called when the process goes away without kill() having been called. */
   onExit?: (reason: string) => void;
 
   constructor(private readonly options: OfficeProcessOptions) {}
@@ -94,7 +96,7 @@ export class OfficeProcess {
     this.pipeName = `docproc-${process.pid}-${randomUUID().slice(0, 12)}`;
     this.profileUrl = pathToFileURL(profileDir).href;
 
-    const child = spawn(this.options.pythonPath, [BRIDGE_PATH, this.options.sofficePath, profileDir, this.pipeName], {
+    const child = spawn(this.options.pythonPath, [BRIDGE_PATH, this.options.sofficePath, profileDir, this.pipeName, this.workDir], {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, TMPDIR: tmpDir, DOCPROC_OFFICE_START_TIMEOUT: String(this.options.startTimeoutMs / 1000) },
@@ -128,7 +130,7 @@ export class OfficeProcess {
         const why = `bridge exited (code ${code}, signal ${signal})`;
         fail(`${why}: ${this.stderrTail.trim().split('\n').slice(-2).join(' | ')}`);
         this.failPending(new OfficeCrashError(`LibreOffice stopped during the job (${why})`));
-        this.onExit?.(why);
+        if (!this.killRequested) this.onExit?.(why);
       });
     }).catch(async (err: unknown) => {
       await this.kill();
@@ -153,6 +155,7 @@ export class OfficeProcess {
 
   /** Kills the whole process group and removes the profile, temp dir and leftover pipe files. */
   async kill(): Promise<void> {
+    this.killRequested = true;
     const child = this.child;
     if (child?.pid !== undefined && !this.exited) {
       try {
@@ -165,7 +168,7 @@ export class OfficeProcess {
     await this.removeFiles();
   }
 
-  /** Synchronous last-resort kill for process 'exit' handlers. */
+  /** Synchronous last-resort kill and cleanup for process exit and signal handlers. */
   killSync(): void {
     if (this.child?.pid !== undefined && !this.exited) {
       try {
@@ -174,6 +177,8 @@ export class OfficeProcess {
         // already gone
       }
     }
+    const files = this.pipeName ? officePipeFiles(this.pipeName, this.profileUrl) : [];
+    for (const p of [...files, ...(this.workDir ? [this.workDir] : [])]) rmSync(p, { recursive: true, force: true });
   }
 
   private async removeFiles(): Promise<void> {

@@ -16,9 +16,11 @@ stdout carries nothing but these lines; soffice's own output goes to stderr. Whe
 closes (Node exited or closed us), the whole process group, soffice.bin included, is killed:
 that is the parent-death guard.
 """
+import hashlib
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +30,8 @@ import time
 import uno
 from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
+from com.sun.star.io import IOException
+from com.sun.star.lang import IllegalArgumentException
 
 LOAD_FILTER = "MS Word 2007 XML"
 PDF_FILTER = "writer_pdf_Export"
@@ -45,12 +49,65 @@ def send(message):
         protocol_out.flush()
 
 
+CLEANUP = {"work_dir": None, "pipe_name": None, "profile_url": None}
+
+
+def group_members():
+    """Pids of our process group (soffice, soffice.bin), ourselves excluded."""
+    own, group, members = os.getpid(), os.getpgrp(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == own:
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group:
+            members.append(int(entry))
+    return members
+
+
+def pipe_files():
+    if not CLEANUP["pipe_name"]:
+        return []
+    digest = hashlib.md5(CLEANUP["profile_url"].encode("utf-16-le")).digest()
+    single = "".join("%x" % b for b in digest)
+    uid = os.getuid()
+    return ["/tmp/OSL_PIPE_%d_%s" % (uid, CLEANUP["pipe_name"]), "/tmp/OSL_PIPE_%d_SingleOfficeIPC_%s" % (uid, single)]
+
+
 def die_with_group(code=0):
-    """Kill everything we started (same process group), then ourselves."""
+    """Kill everything we started (same process group), remove our private files, exit.
+    Node does the same when it kills us; this covers Node dying without a word."""
     try:
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        for pid in group_members():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(
+            os.path.exists("/proc/%d" % pid) and not is_zombie(pid) for pid in group_members()
+        ):
+            time.sleep(0.02)
+        for path in pipe_files():
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        if CLEANUP["work_dir"]:
+            shutil.rmtree(CLEANUP["work_dir"], ignore_errors=True)
     finally:
         os._exit(code)
+
+
+def is_zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def prop(name, value):
@@ -191,7 +248,7 @@ def convert(ctx, desktop, job):
     )
     try:
         document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["input"]), "_blank", 0, load_props)
-    except Exception as err:  # an IOException / IllegalArgumentException from the filter
+    except (IOException, IllegalArgumentException) as err:  # the filter refused the file
         raise JobFailure("load", str(err))
     if document is None or not hasattr(document, "getText"):
         if document is not None:
@@ -202,13 +259,22 @@ def convert(ctx, desktop, job):
         update_fields_and_indexes(document)
         try:
             document.storeToURL(uno.systemPathToFileUrl(job["output"]), (prop("FilterName", PDF_FILTER),))
-        except Exception as err:
+        except IOException as err:
             raise JobFailure("export", str(err))
     finally:
         try:
             document.close(True)
         except Exception:
             pass
+
+
+def office_alive(desktop):
+    """A document error and a dying office can look alike from inside a UNO call."""
+    try:
+        desktop.getComponents()
+        return True
+    except Exception:
+        return False
 
 
 def read_jobs(jobs):
@@ -220,11 +286,14 @@ def read_jobs(jobs):
 
 
 def main():
-    soffice, profile_dir, pipe_name = sys.argv[1], sys.argv[2], sys.argv[3]
+    soffice, profile_dir, pipe_name, work_dir = sys.argv[1:5]
+    profile_url = uno.systemPathToFileUrl(profile_dir)
+    CLEANUP.update(work_dir=work_dir, pipe_name=pipe_name, profile_url=profile_url)
     signal.signal(signal.SIGTERM, lambda *_: die_with_group(0))
-    process, ctx, desktop = connect(soffice, uno.systemPathToFileUrl(profile_dir), pipe_name)
+    # Reading stdin from the start makes its EOF (Node gone) a parent-death guard during start-up too.
     jobs = queue.Queue()
     threading.Thread(target=read_jobs, args=(jobs,), daemon=True).start()
+    process, ctx, desktop = connect(soffice, profile_url, pipe_name)
     send({"type": "ready", "officePid": process.pid})
     while True:
         job = jobs.get()
@@ -233,6 +302,9 @@ def main():
                 convert(ctx, desktop, job)
             send({"type": "result", "id": job["id"], "ok": True, "rss": office_rss(process.pid)})
         except JobFailure as failure:
+            if not office_alive(desktop):
+                send({"type": "result", "id": job["id"], "ok": False, "kind": "office", "message": str(failure)})
+                die_with_group(3)
             send({"type": "result", "id": job["id"], "ok": False, "kind": failure.kind, "message": str(failure)})
         except Exception as err:
             # The office process is gone or wedged (DisposedException, RuntimeException):

@@ -1,0 +1,195 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import PizZip from 'pizzip';
+import { afterEach, describe, expect, it } from 'vitest';
+import { convertDocxToPdf } from '../../../src/documents/docx-pdf/index.js';
+import { AppError } from '../../../src/errors/app-error.js';
+import { OfficePool, type RestartEvent } from '../../../src/office/index.js';
+import { corpusDocx, flatText, isPdf } from './pdf-tools.js';
+
+const SMALL = corpusDocx('pandoc-track_changes_insertion.docx');
+const LARGE = corpusDocx('docx4j-headers_footers.docx');
+
+const pools: OfficePool[] = [];
+function newPool(options: ConstructorParameters<typeof OfficePool>[0]): OfficePool {
+  const pool = new OfficePool(options);
+  pools.push(pool);
+  return pool;
+}
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close()));
+});
+
+async function errorOf(promise: Promise<unknown>): Promise<AppError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+/** Live (non-zombie) processes of a process group. */
+function liveMembers(pgid: number): { pid: number; command: string }[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,stat=,comm=', '-g', String(pgid)]).toString();
+  } catch {
+    return []; // ps exits 1 when the group is empty
+  }
+  return out
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((cols) => cols.length >= 3 && !cols[1]!.startsWith('Z'))
+    .map((cols) => ({ pid: Number(cols[0]), command: cols[2]! }));
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('office pool supervision', () => {
+  it('times out a job with 504, replaces the process and serves the next job', async () => {
+    const pool = newPool({ size: 1 });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    const [before] = pool.processGroups();
+    const err = await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }));
+    expect(err.status).toBe(504);
+    expect(err.code).toBe('CONVERSION_TIMEOUT');
+    expect(restarts.map((r) => r.reason)).toEqual(['timeout']);
+    await waitFor(() => liveMembers(before!.pgid).length === 0, 2_000);
+    const pdf = await pool.convertToPdf(SMALL);
+    expect(flatText(pdf)).toContain('two exciting insertions');
+    expect(pool.processGroups()[0]!.pgid).not.toBe(before!.pgid);
+  });
+
+  it('answers 5xx for a job whose soffice is killed, replaces it, and other jobs finish', async () => {
+    const pool = newPool({ size: 2 });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    const victim = pool.convertToPdf(LARGE).then(() => undefined, (e: unknown) => e);
+    await waitFor(() => pool.processGroups().some((g) => g.busy), 5_000);
+    const busyGroup = pool.processGroups().find((g) => g.busy)!;
+    const others = Array.from({ length: 4 }, () => pool.convertToPdf(SMALL));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const office = liveMembers(busyGroup.pgid).find((p) => p.command === 'soffice.bin');
+    expect(office).toBeDefined();
+    process.kill(office!.pid, 'SIGKILL');
+    const err = await victim;
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(502);
+    expect((err as AppError).code).toBe('CONVERSION_FAILED');
+    expect((err as AppError).message).not.toMatch(/soffice|uno|python/i);
+    for (const pdf of await Promise.all(others)) expect(isPdf(pdf)).toBe(true);
+    expect(restarts.some((r) => r.reason === 'crash')).toBe(true);
+    await waitFor(() => pool.stats().up === 2, 60_000);
+    expect(liveMembers(busyGroup.pgid)).toEqual([]);
+  });
+
+  it('recycles a process after maxJobsPerProcess jobs', async () => {
+    const pool = newPool({ size: 1, maxJobsPerProcess: 2 });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    const first = pool.processGroups()[0]!.pgid;
+    await pool.convertToPdf(SMALL);
+    expect(pool.processGroups()[0]!.pgid).toBe(first);
+    await pool.convertToPdf(SMALL);
+    expect(restarts).toEqual([{ reason: 'max-jobs', slot: 0 }]);
+    const third = await pool.convertToPdf(SMALL);
+    expect(isPdf(third)).toBe(true);
+    expect(pool.processGroups()[0]!.pgid).not.toBe(first);
+    expect(liveMembers(first)).toEqual([]);
+    expect(pool.stats()).toMatchObject({ size: 1, up: 1, restarts: 1, jobs: 3 });
+  });
+
+  it('refuses with 503 and Retry-After when the queue is full', async () => {
+    const pool = newPool({ size: 1, maxQueue: 1 });
+    await pool.start();
+    const running = pool.convertToPdf(LARGE);
+    const queued = pool.convertToPdf(SMALL);
+    expect(pool.stats()).toMatchObject({ queued: 1 });
+    const err = await errorOf(pool.convertToPdf(SMALL));
+    expect(err.status).toBe(503);
+    expect(err.code).toBe('SERVICE_BUSY');
+    expect(Number(err.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(isPdf(await running)).toBe(true);
+    expect(isPdf(await queued)).toBe(true);
+  });
+
+  it('leaves the job temp area empty after good, bad and timed-out jobs', async () => {
+    const pool = newPool({ size: 1 });
+    await pool.start();
+    const jobs = pool.jobsDirectory!;
+    expect(isPdf(await convertDocxToPdf(pool, SMALL))).toBe(true);
+    expect((await errorOf(convertDocxToPdf(pool, Buffer.from('plain text, not a document')))).code).toBe('INVALID_FILE_FORMAT');
+    // A DOCX package whose main part is not a Word document at all.
+    const broken = new PizZip(SMALL);
+    broken.file('word/document.xml', Buffer.alloc(4096, 0xff));
+    const brokenErr = await errorOf(convertDocxToPdf(pool, broken.generate({ type: 'nodebuffer' })));
+    expect([422, 502]).toContain(brokenErr.status);
+    expect((await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }))).status).toBe(504);
+    expect(readdirSync(jobs)).toEqual([]);
+    await pool.close();
+    expect(existsSync(jobs)).toBe(false);
+  });
+
+  it('close() leaves no office process and removes the profiles', async () => {
+    const pool = newPool({ size: 2 });
+    await pool.start();
+    await pool.convertToPdf(SMALL);
+    const groups = pool.processGroups().map((g) => g.pgid);
+    expect(groups).toHaveLength(2);
+    for (const pgid of groups) expect(liveMembers(pgid).map((p) => p.command)).toContain('soffice.bin');
+    await pool.close();
+    for (const pgid of groups) expect(liveMembers(pgid)).toEqual([]);
+    expect(pool.ready).toBe(false);
+    expect((await errorOf(pool.convertToPdf(SMALL))).status).toBe(503);
+  });
+
+  it('reports not-ready and keeps retrying when LibreOffice cannot start', async () => {
+    const pool = newPool({ size: 1, sofficePath: '/nonexistent/soffice', startTimeoutMs: 2_000, maxBackoffMs: 200 });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    expect(pool.ready).toBe(false);
+    expect(pool.stats().up).toBe(0);
+    await waitFor(() => restarts.length >= 2, 10_000);
+    expect(restarts.every((r) => r.reason === 'start-failed')).toBe(true);
+  });
+
+  it.each(['SIGTERM', 'SIGKILL'] as const)('kills every office process when the Node process gets %s', async (signal) => {
+    const script = `
+      import { OfficePool } from './src/office/index.ts';
+      const pool = new OfficePool({ size: 2 });
+      await pool.start();
+      console.log(JSON.stringify({ groups: pool.processGroups().map((g) => g.pgid), jobs: pool.jobsDirectory, pid: process.pid }));
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { groups, jobs, pid } = await new Promise<{ groups: number[]; jobs: string; pid: number }>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (line) resolve(JSON.parse(line) as { groups: number[]; jobs: string; pid: number });
+      });
+      child.once('exit', () => reject(new Error(`child exited early: ${out}`)));
+    });
+    expect(groups).toHaveLength(2);
+    for (const pgid of groups) expect(liveMembers(pgid).map((p) => p.command)).toContain('soffice.bin');
+    child.kill(signal);
+    await new Promise((resolve) => child.once('exit', resolve));
+    await waitFor(() => groups.every((pgid) => liveMembers(pgid).length === 0), 10_000);
+    // The bridges clean up after themselves; only the (empty) job area needs Node, which SIGKILL denies.
+    if (signal === 'SIGKILL') rmSync(jobs, { recursive: true, force: true });
+    expect(existsSync(jobs)).toBe(false);
+    await waitFor(() => readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`)).length === 0, 5_000);
+    expect(readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`))).toEqual([]);
+  });
+});
