@@ -17,6 +17,7 @@ import { rememberUploadedFile } from './http/multipart.js';
 import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
+import convertRoutes from './routes/v1/convert.js';
 import healthRoutes from './routes/v1/health.js';
 import signRoutes from './routes/v1/sign.js';
 import verifyRoutes from './routes/v1/verify.js';
@@ -51,6 +52,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   describeSetup(services, app.log);
   // Load (or create, the first time) the signing identity now rather than on the first request.
   services.signing().catch((err) => app.log.error({ err }, 'the signing identity could not be loaded; sign and verify answer 5xx'));
+  if (services.office) await services.office.start();
   if (!(await services.store.connected())) app.log.error('the key store is not reachable yet; protected routes answer 503 until it is');
 
   app.addHook('onRequest', async (request, reply) => {
@@ -78,6 +80,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async (v1) => {
       await v1.register(healthRoutes(services));
       await v1.register(authRoutes(services));
+      await v1.register(convertRoutes(services));
       await v1.register(annotateRoutes(services));
       await v1.register(signRoutes(services));
       await v1.register(verifyRoutes(services));

@@ -8,6 +8,8 @@ import type { Config } from './config.js';
 import { AppError, ErrorCode } from './errors/app-error.js';
 import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
+import { OfficePool, type TrackedChangesMode } from './office/index.js';
+import { convertDocxToPdf } from './documents/docx-pdf/index.js';
 import { identityRoot, readPemBundle } from './signing/trust.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
@@ -28,6 +30,8 @@ export interface Services {
   accounts: AccountService;
   metrics: Metrics;
   workers: WorkerPool;
+  /** Warm LibreOffice processes; absent when OFFICE_ENABLED=false. */
+  office?: OfficePool;
   /** The service's signing identity (loaded once) and the roots verify trusts. */
   signing(): Promise<SigningSetup>;
   /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
@@ -35,8 +39,6 @@ export interface Services {
   readiness(): Promise<Record<string, DependencyCheck>>;
   close(): Promise<void>;
 }
-
-export type TrackedChangesMode = 'markup' | 'accept' | 'reject';
 
 export interface RenderOptions {
   trackedChanges: TrackedChangesMode;
@@ -69,6 +71,17 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   const accounts = new AccountService(store, mailer, { pepper: config.pepper, ...config.auth });
   const workers = new WorkerPool(config.workers);
   const metrics = new Metrics();
+  const office = config.office.enabled
+    ? new OfficePool({
+        size: config.office.poolSize,
+        timeoutMs: config.office.convertTimeoutMs,
+        maxJobsPerProcess: config.office.maxJobsPerProcess,
+        maxRssBytes: config.office.maxRssBytes,
+        maxQueue: config.office.maxQueue,
+        handleSignals: false,
+      })
+    : undefined;
+  if (office) metrics.observeOffice(office);
   let signingSetup: Promise<SigningSetup> | undefined;
   const loadSigning = async (): Promise<SigningSetup> => {
     const identity = await loadSigningIdentity({ signingP12: config.signing.p12, signingP12Password: config.signing.p12Password, dataDir: config.dataDir });
@@ -93,18 +106,25 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       });
       return signingSetup;
     },
-    async renderPdf() {
-      throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
+    office,
+    async renderPdf(docx, options) {
+      if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
+      return convertDocxToPdf(office, docx, options);
     },
     async readiness() {
       const stats = workers.stats;
-      return {
+      const checks: Record<string, DependencyCheck> = {
         store: await checkStore(store),
         workers: { status: stats.threads > 0 ? 'up' : 'down', stats: { threads: stats.threads, queued: stats.queued } },
       };
+      if (office) {
+        const pool = office.stats();
+        checks.office = { status: office.ready ? 'up' : 'down', ...(office.ready ? {} : { detail: 'no LibreOffice process is up yet' }), stats: { ...pool } };
+      }
+      return checks;
     },
     async close() {
-      await Promise.allSettled([workers.close(), store.close(), mailer.close()]);
+      await Promise.allSettled([office?.close(), workers.close(), store.close(), mailer.close()]);
     },
   };
 }

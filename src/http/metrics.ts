@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { OfficePool } from '../office/index.js';
 
 /** Prometheus metrics; one registry per app so several apps in one process (tests) stay apart. */
 export class Metrics {
@@ -20,6 +21,25 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'docproc_' });
+  }
+
+  /** Office pool gauges (read at scrape time), conversion latency by outcome, restarts by reason. */
+  observeOffice(pool: OfficePool) {
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    gauge('docproc_office_processes_up', 'LibreOffice processes answering', () => pool.stats().up);
+    gauge('docproc_office_processes_busy', 'LibreOffice processes converting', () => pool.stats().busy);
+    gauge('docproc_office_queue_length', 'Conversions waiting for a LibreOffice process', () => pool.stats().queued);
+    const latency = new Histogram({
+      name: 'docproc_office_conversion_duration_seconds',
+      help: 'Time spent in LibreOffice per conversion, by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    const restarts = new Counter({ name: 'docproc_office_restarts_total', help: 'LibreOffice process restarts by reason', labelNames: ['reason'] as const, registers: [this.registry] });
+    pool.on('job', (job) => latency.observe({ outcome: job.outcome }, job.durationMs / 1000));
+    pool.on('restart', (event) => restarts.inc({ reason: event.reason }));
   }
 }
 

@@ -1,0 +1,87 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { detectSourceFormat, type SourceFormat } from '../../documents/detect.js';
+import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
+import { uploadedFile } from '../../http/multipart.js';
+import { problemResponses } from '../../http/problem.js';
+import type { Services } from '../../services.js';
+import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.js';
+import { sendWarnings, toBuffer } from './shared.js';
+
+const ConvertQuery = Type.Object(
+  {
+    from: Type.Optional(
+      Type.Union([Type.Literal('docx'), Type.Literal('md'), Type.Literal('html')], {
+        description: 'Source format. When absent it is detected from the content: a ZIP package is DOCX, text starting with an HTML tag is HTML, other text is Markdown.',
+      }),
+    ),
+    to: Type.Optional(Type.Union([Type.Literal('pdf'), Type.Literal('docx')], { default: 'pdf', description: 'Target format (default pdf). docx only from md or html.' })),
+    trackedChanges: Type.Optional(
+      Type.Union([Type.Literal('markup'), Type.Literal('accept'), Type.Literal('reject')], {
+        default: 'markup',
+        description: 'DOCX→PDF: markup shows insertions and deletions with change marks, one colour per reviewer; accept renders as if every change were accepted; reject as if every change were rejected.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ConvertMultipart = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The document to convert (DOCX, Markdown or HTML)' }),
+  reference: Type.Optional(Type.String({ format: 'binary', description: 'md/html→docx: a DOCX whose styles replace the built-in ones (like pandoc --reference-doc)' })),
+});
+
+/** Lists, quotes and HTML elements nested deeper than this are refused (422) rather than risk the stack. */
+const MAX_NESTING_DEPTH = 100;
+
+const MARKUP_TASKS: Record<Exclude<SourceFormat, 'docx'>, string> = { md: 'markdownToDocx', html: 'htmlToDocx' };
+
+export default function convertRoutes(services: Services): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/convert',
+      {
+        schema: {
+          operationId: 'convert',
+          tags: ['Convert'],
+          summary: 'Convert DOCX→PDF, Markdown/HTML→DOCX or PDF',
+          description:
+            'DOCX→PDF renders on warm LibreOffice processes with tracked changes (see trackedChanges), fields and tables of contents brought up to date, and linked content never fetched. ' +
+            'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for <ins>/<del>), and PDF through the same renderer. ' +
+            'Remote images are not fetched: they become their alt text, listed in the X-Docproc-Warnings header.',
+          querystring: ConvertQuery,
+          consumes: ['multipart/form-data'],
+          body: ConvertMultipart,
+          response: { ...documentResponses(['pdf', 'docx'], false), ...problemResponses(400, 401, 413, 415, 422, 429, 503, 504) },
+        },
+      },
+      async (request, reply) => {
+        if (!request.isMultipart()) {
+          throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
+        }
+        const file = uploadedFile(request, 'file');
+        const query = request.query as Static<typeof ConvertQuery>;
+        const from = query.from ?? detectSourceFormat(file.data);
+        if (!from) throw invalidFile('The file is neither DOCX, HTML nor Markdown text; send one of those (or say which with ?from=).');
+        const to = query.to ?? 'pdf';
+        if (from === 'docx' && to === 'docx') throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'DOCX to DOCX is not a conversion; use to=pdf.', { details: [{ field: 'querystring.to', issue: 'must be pdf for a DOCX source' }] });
+
+        let output: Buffer;
+        if (from === 'docx') {
+          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup' });
+        } else {
+          const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(MARKUP_TASKS[from], {
+            source: file.data,
+            reference: request.uploadedFiles?.reference?.data,
+            limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
+          });
+          sendWarnings(reply, result.warnings);
+          const docx = toBuffer(result.docx);
+          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup' });
+        }
+        return sendDocument(request, reply, output, to, outputFilename(file.filename, to));
+      },
+    );
+  };
+}
