@@ -1,5 +1,5 @@
 import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
-import { rasteriseSvg } from './svg.js';
+import { rasteriseSvg, SVG_LIMITS } from './svg.js';
 
 /**
  * An image ready to embed: raster bytes, format and its intrinsic size in pixels. For an SVG,
@@ -68,7 +68,27 @@ function sniff(buf: Buffer): Omit<ImageAsset, 'bytes'> | 'svg' | null {
   return null;
 }
 
+const EMBEDDED_DATA_URI = /data:([\w.+/-]*)((?:;[\w=.+-]*)*?)(;base64)?,([A-Za-z0-9+/=%\s]*)/gi;
+
+/**
+ * Rasters inside an SVG (data: URIs, also in nested SVGs) are decoded by the renderer at full
+ * size: refuse pixel bombs before they reach it.
+ */
+function assertEmbeddedImagesWithinLimits(svg: Buffer, where: string, depth = 0): void {
+  for (const match of svg.toString('utf8').matchAll(EMBEDDED_DATA_URI)) {
+    const bytes = match[3] ? Buffer.from(match[4].replace(/\s+/g, ''), 'base64') : percentDecode(match[4]);
+    const kind = sniff(bytes);
+    if (kind === 'svg') {
+      if (depth >= 2) throw badImage(where, 'the SVG nests SVG images more than two levels deep; flatten it or send a PNG.');
+      assertEmbeddedImagesWithinLimits(bytes, where, depth + 1);
+    } else if (kind && kind.widthPx * kind.heightPx > SVG_LIMITS.maxEmbeddedPixels) {
+      throw fileTooLarge(`${where}: the SVG embeds a ${kind.widthPx}×${kind.heightPx} pixel image, above the ${SVG_LIMITS.maxEmbeddedPixels / 1e6} megapixel limit; send a smaller image.`);
+    }
+  }
+}
+
 function svgAsset(svg: Buffer, where: string): ImageAsset {
+  assertEmbeddedImagesWithinLimits(svg, where);
   const { png, widthPx, heightPx } = rasteriseSvg(svg, where);
   return { bytes: png, extension: 'png', contentType: 'image/png', widthPx, heightPx, svg };
 }

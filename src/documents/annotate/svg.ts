@@ -15,6 +15,8 @@ export const SVG_LIMITS = {
   maxRasterSide: 2048,
   /** The fallback is drawn at twice the display size (for print), within maxRasterSide. */
   rasterScale: 2,
+  /** Largest raster (width × height) an SVG may embed as a data: URI; the renderer decodes it whole. */
+  maxEmbeddedPixels: 25_000_000,
 };
 
 /** Fonts for <text> in SVGs: the WASM build cannot see system fonts, so a few are passed in. */
