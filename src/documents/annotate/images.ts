@@ -1,5 +1,5 @@
 import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
-import { rasteriseSvg, SVG_LIMITS } from './svg.js';
+import { assertSvgSize, rasteriseSvg, SVG_LIMITS } from './svg.js';
 
 /**
  * An image ready to embed: raster bytes, format and its intrinsic size in pixels. For an SVG,
@@ -88,6 +88,7 @@ function assertEmbeddedImagesWithinLimits(svg: Buffer, where: string, depth = 0)
 }
 
 function svgAsset(svg: Buffer, where: string): ImageAsset {
+  assertSvgSize(svg, where);
   assertEmbeddedImagesWithinLimits(svg, where);
   const { png, widthPx, heightPx } = rasteriseSvg(svg, where);
   return { bytes: png, extension: 'png', contentType: 'image/png', widthPx, heightPx, svg };

@@ -44,8 +44,6 @@ export function loadSvgRenderer(): Promise<void> {
   return loading;
 }
 
-export const svgRendererReady = () => ready;
-
 function svgFonts(): Uint8Array[] {
   fonts ??= FONT_FILES.filter((file) => existsSync(file)).map((file) => readFileSync(file));
   return fonts;
@@ -61,12 +59,16 @@ export interface RasterisedSvg {
 const badSvg = (where: string, issue: string) =>
   new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
 
-/** Renders the SVG to a PNG fallback; throws 400 for an SVG resvg cannot read or that has no size. */
-export function rasteriseSvg(svg: Buffer, where: string): RasterisedSvg {
-  if (!ready) throw new AppError(500, ErrorCode.INTERNAL_ERROR, 'The SVG renderer was not loaded; call loadSvgRenderer() first.');
+export function assertSvgSize(svg: Buffer, where: string): void {
   if (svg.length > SVG_LIMITS.maxBytes) {
     throw fileTooLarge(`${where}: the SVG image is larger than ${SVG_LIMITS.maxBytes / 1024 / 1024} MB; send a smaller image or a PNG.`);
   }
+}
+
+/** Renders the SVG to a PNG fallback; throws 400 for an SVG resvg cannot read or that has no size. */
+export function rasteriseSvg(svg: Buffer, where: string): RasterisedSvg {
+  if (!ready) throw new AppError(500, ErrorCode.INTERNAL_ERROR, 'The SVG renderer was not loaded; call loadSvgRenderer() first.');
+  assertSvgSize(svg, where);
   const text = svg.toString('utf8');
   const fontOptions = /<text[\s>]/.test(text)
     ? { fontBuffers: svgFonts(), loadSystemFonts: false, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans', serifFamily: 'DejaVu Serif', monospaceFamily: 'DejaVu Sans Mono' }
