@@ -3,8 +3,10 @@
  * without the audit page, p50/p95 and signatures/s at concurrency 1 and 4:
  *   - the engine in-process (c=1), and through the Piscina pool (task signPdfTask, c=1 and c=4);
  *   - a bare @signpdf sign of the same file (plain placeholder + P12Signer) for comparison.
- *   npx tsx bench/sign.ts [--iterations 100] [--url http://localhost:3000 --key <api key>]
- * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool.
+ *   npx tsx bench/sign.ts [--iterations 100] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ * --docx also measures OOXML package signing of that DOCX (to=docx; task signDocxTask).
+ * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
+ * runs bare @signpdf in this process at the same concurrencies for comparison.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,10 +20,12 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { WorkerPool } from '../src/compute/worker-pool.js';
 import { parsePkcs12, toPortable } from '../src/documents/sign/identity.js';
 import { signPdf } from '../src/documents/sign/sign-pdf.js';
+import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignRequest } from '../src/documents/sign/types.js';
 import type { SignTaskInput, SignTaskOutput } from '../workers/sign.js';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, docx: { type: 'string' } } });
+const docx = values.docx ? readFileSync(values.docx) : undefined;
 const iterations = Number(values.iterations);
 
 async function buildPdf(pages: number, linesPerPage: number): Promise<Buffer> {
@@ -89,6 +93,17 @@ if (values.url) {
         await res.arrayBuffer();
       });
     }
+    for (const c of [1, 4]) await measure(`bare @signpdf ${label}`, c, () => bareSignpdf(pdf));
+  }
+  if (docx) {
+    const body = JSON.stringify({ ...request, document: { base64: docx.toString('base64') } });
+    for (const c of [1, 4]) {
+      await measure(`POST /v1/sign?to=docx (${(docx.length / 1024).toFixed(0)} KB)`, c, async () => {
+        const res = await fetch(`${values.url}/v1/sign?to=docx`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${values.key}` }, body });
+        if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      });
+    }
   }
 } else {
   const pool = new WorkerPool({ threads: 4, maxQueue: 1000 });
@@ -100,6 +115,13 @@ if (values.url) {
         await measure(`engine via pool ${label}`, c, () => pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', { document: pdf, request, identity: portable }));
       }
       await measure(`bare @signpdf ${label}`, 1, () => bareSignpdf(pdf));
+    }
+    if (docx) {
+      const label = `DOCX (${(docx.length / 1024).toFixed(0)} KB)`;
+      await measure(`engine in-process ${label}`, 1, () => signDocx(docx, request, identity));
+      for (const c of [1, 4]) {
+        await measure(`engine via pool ${label}`, c, () => pool.run<SignTaskInput, SignTaskOutput>('signDocxTask', { document: docx, request, identity: portable }));
+      }
     }
   } finally {
     await pool.close();

@@ -1,6 +1,7 @@
 import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom';
 import PizZip from 'pizzip';
 import { invalidFile, unprocessable, ErrorCode } from '../../../errors/app-error.js';
+import { writeZip } from '../../model/zip-writer.js';
 
 /** An OPC package (DOCX) held in memory: part bytes by ZIP item name, plus content-type and relationship lookups. */
 export const NS_CONTENT_TYPES = 'http://schemas.openxmlformats.org/package/2006/content-types';
@@ -140,12 +141,13 @@ export class OpcPackage {
     return this.cachedContentTypes;
   }
 
-  /** Deflated ZIP; part order is kept, with [Content_Types].xml first as OPC readers expect. */
+  /** Deflated ZIP (native zlib); part order is kept, with [Content_Types].xml first as OPC readers expect. */
   write(): Buffer {
-    const zip = new PizZip();
     const names = ['[Content_Types].xml', ...[...this.parts.keys()].filter((n) => n !== '[Content_Types].xml')];
-    for (const name of names) zip.file(name, this.parts.get(name)!, { binary: true, date: new Date(Date.UTC(1980, 0, 1)) });
-    return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' });
+    return writeZip(names.map((name) => {
+      const bytes = this.parts.get(name)!;
+      return { name, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+    }));
   }
 }
 
