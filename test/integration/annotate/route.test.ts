@@ -320,7 +320,7 @@ describe('POST /v1/annotate?to=pdf', () => {
     expectProblem(res, 503, 'SERVICE_BUSY');
   });
 
-  it('renders the filled template to PDF on the office pool (pdftotext reads it back)', async (context) => {
+  it('renders the filled template to PDF on the warm office pool (pdftotext and pdfimages read it back)', async () => {
     const office = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: PEPPER, RATE_LIMIT_MAX: '1000', OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1' });
     const dir = await mkdtemp(join(tmpdir(), 'docproc-annotate-route-'));
     try {
@@ -330,8 +330,6 @@ describe('POST /v1/annotate?to=pdf', () => {
         headers: { ...auth(), 'content-type': 'application/json', accept: 'application/pdf' },
         payload: JSON.stringify(superDocRequest()),
       });
-      // Until services.renderPdf is wired to the office pool, even OFFICE_ENABLED=true answers "disabled".
-      if (res.statusCode === 503 && /disabled/.test(res.json().detail)) context.skip('services.renderPdf is not wired to the office pool yet');
       expect(res.statusCode, res.body).toBe(200);
       expect(res.headers['content-type']).toBe('application/pdf');
       expect(res.headers['content-disposition']).toContain('annotated.pdf');
@@ -346,6 +344,12 @@ describe('POST /v1/annotate?to=pdf', () => {
       expect(text).toMatch(/Paper\s+7/);
       const { stdout: images } = await run('pdfimages', ['-list', pdf]);
       expect(images.trim().split('\n').slice(2).filter((line) => /\simage\s/.test(line))).toHaveLength(2);
+
+      // Without Accept, a JSON request gets the PDF inside the SuperDoc-shaped JSON reply.
+      const json = await office.app.inject({ method: 'POST', url: '/v1/annotate?to=pdf', headers: { ...auth(), 'content-type': 'application/json' }, payload: JSON.stringify(superDocRequest()) });
+      expect(json.statusCode, json.body).toBe(200);
+      expect(json.json().document.contentType).toBe('application/pdf');
+      expect(Buffer.from(json.json().document.base64, 'base64').subarray(0, 5).toString('latin1')).toBe('%PDF-');
     } finally {
       await rm(dir, { recursive: true, force: true });
       await office.app.close();
