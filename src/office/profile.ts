@@ -42,6 +42,9 @@ export const PROFILE_SETTINGS: readonly ProfileSetting[] = [
   { path: '/org.openoffice.Office.Common/Misc', name: 'FirstRun', type: 'boolean', value: false },
   { path: '/org.openoffice.Office.Common/Misc', name: 'ShowTipOfTheDay', type: 'boolean', value: false },
   { path: '/org.openoffice.Office.Common/Misc', name: 'CrashReport', type: 'boolean', value: false },
+  // No lock files next to the documents we open (each job's file is private anyway).
+  { path: '/org.openoffice.Office.Common/Misc', name: 'UseDocumentOOoLockFile', type: 'boolean', value: false },
+  { path: '/org.openoffice.Office.Common/Misc', name: 'UseDocumentSystemFileLocking', type: 'boolean', value: false },
   // No autosave, backup copies or recovery data.
   { path: '/org.openoffice.Office.Recovery/AutoSave', name: 'Enabled', type: 'boolean', value: false },
   { path: '/org.openoffice.Office.Recovery/AutoSave', name: 'UserAutoSaveEnabled', type: 'boolean', value: false },
