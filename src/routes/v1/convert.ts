@@ -55,11 +55,12 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           body: ConvertMultipart,
           response: { ...documentResponses(['pdf', 'docx'], false), ...problemResponses(400, 401, 413, 415, 422, 429, 503, 504) },
         },
+        // Before body validation, so a JSON or raw body is told "wrong media type", not "missing field".
+        preValidation: async (request) => {
+          if (!request.isMultipart()) throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
+        },
       },
       async (request, reply) => {
-        if (!request.isMultipart()) {
-          throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
-        }
         const file = uploadedFile(request, 'file');
         const query = request.query as Static<typeof ConvertQuery>;
         const from = query.from ?? detectSourceFormat(file.data);

@@ -1,0 +1,11 @@
+import { execFileSync } from 'node:child_process';
+
+/** Text of a PDF by poppler's pdftotext (an independent reader), from memory, nothing on disk. */
+export function pdfText(pdf: Buffer, layout = false): string {
+  return execFileSync('pdftotext', [...(layout ? ['-layout'] : []), '-', '-'], { input: pdf, maxBuffer: 64 * 1024 * 1024 }).toString('utf8');
+}
+
+export function pdfPageCount(pdf: Buffer): number {
+  const info = execFileSync('pdfinfo', ['-'], { input: pdf }).toString('utf8');
+  return Number(/Pages:\s+(\d+)/.exec(info)?.[1] ?? 0);
+}
