@@ -4,6 +4,7 @@ import type { ResolvedImage } from '../model/images.js';
 import type { Slugger } from '../model/slug.js';
 import type { Alignment, Block, DocumentMetadata, Inline, ListBlock, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
 import { parseAlign, parseColor, parseFontSize, parseInlineStyle } from './css.js';
+import { append } from '../model/append.js';
 
 /** Lowers a hast tree (from rehype-parse) onto the document model. */
 export interface HtmlLoweringEnv {
@@ -122,7 +123,7 @@ export class HtmlLowering {
         if (content && name === 'keywords') this.metadata.keywords = content.split(',').map((k) => k.trim()).filter(Boolean);
         if (content && (name === 'date' || name === 'dcterms.created')) this.metadata.date = content;
       }
-      stack.push(...(n.children as hast.Nodes[]));
+      append(stack, n.children as hast.Nodes[]);
     }
   }
 
@@ -276,7 +277,7 @@ export class HtmlLowering {
       case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6':
         return this.heading(el, ctx, c);
       case 'ul': case 'ol': case 'menu': case 'dir':
-        c.blocks.push(...this.list(el, ctx));
+        append(c.blocks, this.list(el, ctx));
         return;
       case 'blockquote':
         c.blocks.push({ type: 'quote', blocks: this.sub(el, ctx) });
@@ -285,7 +286,7 @@ export class HtmlLowering {
         c.blocks.push(codeBlock(el));
         return;
       case 'table':
-        c.blocks.push(...this.table(el, ctx));
+        append(c.blocks, this.table(el, ctx));
         return;
       case 'hr':
         c.blocks.push({ type: 'rule' });
@@ -335,8 +336,8 @@ export class HtmlLowering {
     const flushStray = () => {
       if (stray.some((n) => n.type === 'element' || (n.type === 'text' && n.value.trim()))) {
         const blocks = this.sub({ type: 'element', tagName: 'div', properties: {}, children: stray }, ctx);
-        if (items.length > 0) items[items.length - 1].blocks.push(...blocks);
-        else before.push(...blocks);
+        if (items.length > 0) append(items[items.length - 1].blocks, blocks);
+        else append(before, blocks);
       }
       stray = [];
     };
@@ -427,7 +428,7 @@ function containsTable(el: hast.Element): boolean {
     const n = stack.pop()!;
     if (n.type !== 'element') continue;
     if (n.tagName === 'table') return true;
-    stack.push(...n.children);
+    append(stack, n.children);
   }
   return false;
 }
@@ -493,7 +494,7 @@ export function scanHtml(tree: hast.Root): { linkTargets: Set<string>; imageSour
         if (src) imageSources.push(src);
       }
     }
-    if ('children' in n) stack.push(...(n.children as hast.Nodes[]));
+    if ('children' in n) append(stack, n.children as hast.Nodes[]);
   }
   return { linkTargets, imageSources };
 }

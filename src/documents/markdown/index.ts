@@ -12,8 +12,10 @@ import { assertInputSize, decodeText, nestingTooDeep } from '../model/input.js';
 import { writeDocx } from '../model/package.js';
 import { Slugger } from '../model/slug.js';
 import type { Block, ConversionResult, DocumentMetadata, MarkupOptions } from '../model/types.js';
+import { splitMarkdown } from './chunks.js';
 import { assertMarkdownNesting } from './prescan.js';
 import { MarkdownLowering, collectImageUrls } from './to-model.js';
+import { append } from '../model/append.js';
 
 /**
  * Markdown (CommonMark + GFM: tables, task lists, strikethrough, autolinks, footnotes; YAML
@@ -39,7 +41,10 @@ const fragmentParser = unified().use(rehypeParse, { fragment: true });
 
 function parseMarkdown(text: string, maxDepth: number): md.Root {
   try {
-    return markdownParser.parse(text);
+    const [first, ...rest] = splitMarkdown(text);
+    const root = markdownParser.parse(first);
+    for (const chunk of rest) append(root.children, markdownParser.parse(chunk).children.filter((n) => n.type !== 'yaml'));
+    return root;
   } catch (err) {
     if (err instanceof RangeError) throw nestingTooDeep(maxDepth, 'block quotes, lists or inline formatting');
     throw err;
@@ -53,7 +58,7 @@ function htmlBlocksOf(tree: md.Root): md.Html[] {
     const node = stack.pop()!;
     if (node.type === 'paragraph' || node.type === 'heading' || node.type === 'tableCell') continue; // inline HTML
     if (node.type === 'html') found.push(node);
-    if ('children' in node) stack.push(...(node.children as md.Nodes[]));
+    if ('children' in node) append(stack, node.children as md.Nodes[]);
   }
   return found;
 }
@@ -76,7 +81,7 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
     const fragment = fragmentParser.parse(node.value);
     htmlTrees.set(node, fragment);
     const scan = scanHtml(fragment);
-    imageSources.push(...scan.imageSources);
+    append(imageSources, scan.imageSources);
     scan.linkTargets.forEach((t) => linkTargets.add(t));
   }
   const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [] }, warnings);

@@ -4,6 +4,7 @@ import { nestingTooDeep } from '../model/input.js';
 import type { ResolvedImage } from '../model/images.js';
 import type { Slugger } from '../model/slug.js';
 import type { Alignment, Block, Inline, ListBlock, RunMarks, TableBlock } from '../model/types.js';
+import { append } from '../model/append.js';
 
 /** Lowers an mdast tree (CommonMark + GFM) onto the document model. */
 export interface MarkdownLoweringEnv {
@@ -42,13 +43,13 @@ export class MarkdownLowering {
       if (node.type === 'footnoteDefinition' && !this.footnoteDefinitions.has(node.identifier)) {
         this.footnoteDefinitions.set(node.identifier, node);
       }
-      if ('children' in node) stack.push(...(node.children as md.Nodes[]));
+      if ('children' in node) append(stack, node.children as md.Nodes[]);
     }
   }
 
   private blocks(nodes: md.Nodes[], depth: number): Block[] {
     const out: Block[] = [];
-    for (const node of nodes) out.push(...this.block(node, depth));
+    for (const node of nodes) append(out, this.block(node, depth));
     return out;
   }
 
@@ -134,7 +135,7 @@ export class MarkdownLowering {
         this.inlineHtml(node.value, htmlMarks, out);
         continue;
       }
-      out.push(...this.inline(node, current(), depth));
+      append(out, this.inline(node, current(), depth));
     }
     return out;
   }
@@ -234,7 +235,7 @@ export function collectImageUrls(tree: md.Root): string[] {
     if (node.type === 'image') urls.push(node.url);
     else if (node.type === 'imageReference') references.push(node.identifier);
     else if (node.type === 'definition') definitions.set(node.identifier, node.url);
-    if ('children' in node) stack.push(...(node.children as md.Nodes[]));
+    if ('children' in node) append(stack, node.children as md.Nodes[]);
   }
   for (const id of references) {
     const url = definitions.get(id);

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WorkerPool } from '../../../src/compute/worker-pool.js';
+import { markdownToDocx } from '../../../src/documents/markdown/index.js';
+import PizZip from 'pizzip';
+
+const limits = { maxBytes: 16 * 1024 * 1024, maxNestingDepth: 64 };
+
+describe('markup edge cases', () => {
+  const pool = new WorkerPool({ threads: 1, maxQueue: 4 });
+  afterAll(() => pool.close());
+
+  it('converts 10 MB of Markdown in reasonable time', async () => {
+    const spec = readFileSync('/work/shared/corpus/md/commonmark-spec.md', 'utf8').replace(/^---[\s\S]*?\n\.\.\.\n/, '');
+    const source = Buffer.from(spec.repeat(Math.ceil((10 * 1024 * 1024) / spec.length)), 'utf8');
+    expect(source.length).toBeGreaterThanOrEqual(10 * 1024 * 1024);
+    const started = performance.now();
+    const { docx } = await markdownToDocx(source, { limits });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`10 MB Markdown → DOCX: ${seconds.toFixed(1)} s, ${(docx.length / 1e6).toFixed(1)} MB`);
+    expect(seconds).toBeLessThan(45);
+    const xml = new PizZip(docx).file('word/document.xml')!.asText();
+    expect((xml.match(/w:val="Heading1"/g) ?? []).length).toBeGreaterThan(100);
+  }, 120_000);
+
+  it('converts a 5 000-row table with one repeating header row', async () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => `| ${i} | row ${i} |`).join('\n');
+    const { docx } = await markdownToDocx(Buffer.from(`| n | text |\n|--:|---|\n${rows}\n`), { limits });
+    const xml = new PizZip(docx).file('word/document.xml')!.asText();
+    expect((xml.match(/<w:tr>/g) ?? []).length).toBe(5001);
+    expect((xml.match(/<w:tblHeader\/>/g) ?? []).length).toBe(1);
+    expect(xml).toContain('row 4999');
+  });
+
+  it('runs as worker tasks and carries typed errors across the thread boundary', async () => {
+    const out = await pool.run<unknown, { docx: Uint8Array; warnings: string[] }>('markdownToDocx', {
+      source: new TextEncoder().encode('# Hi\n\n![x](movie.jpg)'), limits,
+    });
+    expect(Buffer.from(out.docx).subarray(0, 2).toString('latin1')).toBe('PK');
+    expect(out.warnings.join(' ')).toContain('movie.jpg');
+    const html = await pool.run<unknown, { docx: Uint8Array }>('htmlToDocx', { source: new TextEncoder().encode('<p>x</p>'), limits });
+    expect(html.docx.byteLength).toBeGreaterThan(1000);
+    await expect(pool.run('htmlToDocx', { source: new TextEncoder().encode('<div>'.repeat(500)), limits }))
+      .rejects.toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+  });
+});
