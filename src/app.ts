@@ -55,8 +55,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (services.office) await services.office.start();
   if (!(await services.store.connected())) app.log.error('the key store is not reachable yet; protected routes answer 503 until it is');
 
+  // While draining, answers close their keep-alive connection, so the server can finish closing
+  // as soon as the in-flight requests are done instead of waiting for idle clients.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close');
   });
   installErrorHandling(app);
   installMetrics(app, services.metrics);

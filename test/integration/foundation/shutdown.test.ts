@@ -1,0 +1,69 @@
+import { describe, expect, inject, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { generateApiKey, hashApiKey } from '../../../src/accounts/api-keys.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
+import { freePort } from '../../support/global-setup.js';
+import { multipart } from '../../support/api-key.js';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const pepper = 'shutdown-test-pepper-0123';
+
+/** soffice processes started by `pid` (its descendants, however deep), zombies excluded. */
+function officeProcessesOf(pid: number): string[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,stat=,comm=']).toString().trim().split('\n').map((l) => l.trim().split(/\s+/));
+  const family = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [p, pp] of rows) if (family.has(Number(pp)) && !family.has(Number(p))) (family.add(Number(p)), (grew = true));
+  }
+  return rows.filter(([p, , stat, comm]) => family.has(Number(p)) && comm.startsWith('soffice') && !stat.startsWith('Z')).map((r) => r.join(' '));
+}
+
+describe('graceful shutdown', () => {
+  it('finishes the in-flight conversion on SIGTERM, then exits 0 leaving no office process', async () => {
+    const port = await freePort();
+    const redisUrl = inject('redisUrl');
+    const store = new RedisStore(redisUrl);
+    await store.connected();
+    const key = generateApiKey();
+    await store.putApiKey(hashApiKey(key, pepper), { email: 'shutdown@example.com', createdAt: new Date().toISOString() });
+    await store.close();
+
+    const server = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/server.ts'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redisUrl, API_KEY_PEPPER: pepper, OFFICE_POOL_SIZE: '1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    server.stdout.on('data', (d) => (log += d));
+    server.stderr.on('data', (d) => (log += d));
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 200; i++) {
+        const ready = await fetch(`${base}/v1/health/ready`).then((r) => r.status, () => 0);
+        if (ready === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const body = await multipart({ file: { data: readFileSync(path.join(root, '../shared/corpus/docx/docx4j-headers_footers.docx')), filename: 'long.docx' } });
+      const inFlight = fetch(`${base}/v1/convert`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, body: body.payload });
+      await new Promise((r) => setTimeout(r, 400));
+      expect(officeProcessesOf(server.pid!).length).toBeGreaterThan(0);
+      server.kill('SIGTERM');
+
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+      expect(await exited, log).toBe(0);
+      const refused = await fetch(`${base}/v1/health`).then((r) => r.status, () => 'refused');
+      expect(refused).toBe('refused');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(officeProcessesOf(server.pid!)).toEqual([]);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
