@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ const DOCX = corpus('docx-signed/eid-hello-world-unsigned.docx');
 const P12 = corpus('certs/signpdf-withpass.p12');
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
+const PEPPER = 'sign-route-pepper-0123456789abcdef';
 let testApp: TestApp;
 let app: FastifyInstance;
 let key: string;
@@ -23,7 +24,7 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'docproc-sign-route-'));
-  const pepper = 'sign-route-pepper-0123456789abcdef';
+  const pepper = PEPPER;
   testApp = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: pepper, RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(dir, 'data') });
   app = testApp.app;
   key = generateApiKey();
@@ -288,4 +289,37 @@ describe('POST /v1/sign (DOCX)', () => {
   it('DOCX with to=pdf needs the office renderer: 503 while it is disabled', async () => {
     expectProblem(await postJson(superDocBody(DOCX)), 503, 'SERVICE_BUSY');
   });
+
+  it('DOCX with to=pdf on the office pool: rendered, audit page added, PAdES-signed; the audit names the DOCX as received', async () => {
+    const office = await buildTestApp({
+      REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: PEPPER, RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(dir, 'data'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1',
+    });
+    try {
+      const word = corpus('docx/superdoc-advanced-text.docx');
+      const res = await office.app.inject({
+        method: 'POST', url: '/v1/sign', headers: { ...auth(), 'content-type': 'application/json', accept: 'application/pdf' },
+        payload: JSON.stringify(superDocBody(word)),
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['content-type']).toBe('application/pdf');
+      const pdf = res.rawPayload;
+      expect(pdfsig(pdf)).toMatchObject({ valid: true, total: true, count: 1 });
+      const text = pdfText(pdf);
+      expect(text).toContain('SuperDoc Advanced Text Formatting');
+      expect(text).toContain('evt-route-1');
+      const report = await verify(pdf);
+      expect(report.valid, report.reason).toBe(true);
+
+      const out = path.join(dir, 'detached');
+      execFileSync('mkdir', ['-p', out]);
+      const saved = path.join(out, 'audit-trail.json');
+      writeFileSync(path.join(dir, 'rendered.pdf'), pdf);
+      execFileSync('pdfdetach', ['-savefile', 'audit-trail.json', '-o', saved, path.join(dir, 'rendered.pdf')]);
+      const audit = JSON.parse(readFileSync(saved, 'utf8'));
+      expect(audit.document.sha256).toBe(createHash('sha256').update(word).digest('hex'));
+      expect(audit.signer.email).toBe('jane@example.com');
+    } finally {
+      await office.app.close();
+    }
+  }, 120_000);
 });
