@@ -2,19 +2,20 @@
  * Annotate benchmark: a 10-page template with 50 text fields, 2 images and a 100-row table.
  * Prints p50/p95 per call for the engine through the Piscina pool at concurrency 1 and 4,
  * beside a bare docxtemplater render of the same data in the same run.
- *   npx tsx bench/annotate.ts [--iterations 60] [--url http://localhost:3000 --key <api key>]
+ *   npx tsx bench/annotate.ts [--iterations 60] [--url http://localhost:3000 --key <api key> [--pdf]]
+ * With --pdf, the HTTP rows are repeated with ?to=pdf (the server needs its office pool).
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Docxtemplater from 'docxtemplater';
 import PizZip from 'pizzip';
 import { WorkerPool } from '../src/compute/worker-pool.js';
-import { annotateDocx, type AnnotateField } from '../src/documents/annotate/index.js';
+import { annotateDocx, DOCX_CONTENT_TYPE, type AnnotateField } from '../src/documents/annotate/index.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../workers/annotate.js';
 import { buildDocx, cell, para, pngImage, row, table } from '../test/support/annotate/docx-builder.js';
 
 const { values: args } = parseArgs({
-  options: { iterations: { type: 'string', default: '60' }, url: { type: 'string' }, key: { type: 'string' } },
+  options: { iterations: { type: 'string', default: '60' }, url: { type: 'string' }, key: { type: 'string' }, pdf: { type: 'boolean', default: false } },
 });
 const iterations = Number(args.iterations);
 
@@ -89,12 +90,14 @@ async function main() {
     const body = JSON.stringify({ document: { base64: template.toString('base64') }, fields });
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (args.key) headers.authorization = `Bearer ${args.key}`;
-    for (const concurrency of [1, 4]) {
-      await measure(`POST ${args.url}/v1/annotate`, concurrency, async () => {
-        const response = await fetch(`${args.url}/v1/annotate`, { method: 'POST', headers, body });
-        if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-        await response.arrayBuffer();
-      });
+    for (const to of args.pdf ? ['docx', 'pdf'] : ['docx']) {
+      for (const concurrency of [1, 4]) {
+        await measure(`POST ${args.url}/v1/annotate?to=${to}`, concurrency, async () => {
+          const response = await fetch(`${args.url}/v1/annotate?to=${to}`, { method: 'POST', headers: { ...headers, accept: to === 'pdf' ? 'application/pdf' : DOCX_CONTENT_TYPE }, body });
+          if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+          await response.arrayBuffer();
+        });
+      }
     }
   }
 }
