@@ -9,6 +9,7 @@ import { loadDocumentSource, type DocumentSource } from '../../inputs/document-s
 import type { Services } from '../../services.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
 import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
+import { annotateJsonExample } from './schemas/examples.js';
 import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from './shared.js';
 
 const AnnotateMultipartSchema = Type.Composite(
@@ -39,7 +40,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
           querystring: AnnotateQuery,
           body: {
             content: {
-              'application/json': { schema: AnnotateJsonBodySchema },
+              'application/json': { schema: { ...AnnotateJsonBodySchema, examples: [annotateJsonExample] } },
               'multipart/form-data': { schema: AnnotateMultipartSchema },
             },
           } as never,

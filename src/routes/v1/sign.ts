@@ -22,6 +22,7 @@ import {
   SignQuerySchema,
   VerifyKeyResponseSchema,
 } from './schemas/sign.js';
+import { signJsonExample } from './schemas/examples.js';
 import { sendWarnings, toBuffer } from './shared.js';
 
 const SignMultipartSchema = Type.Composite([
@@ -61,7 +62,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           querystring: SignQuerySchema,
           body: {
             content: {
-              'application/json': { schema: SignJsonBodySchema },
+              'application/json': { schema: { ...SignJsonBodySchema, examples: [signJsonExample] } },
               'multipart/form-data': { schema: SignMultipartSchema },
             },
           } as never,

@@ -6,6 +6,7 @@ import { problemResponses } from '../../http/problem.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
 import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
+import { verifyJsonExample } from './schemas/examples.js';
 import { VerifyJsonBodySchema, VerifyResponseSchema } from './schemas/verify.js';
 
 const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }) });
@@ -28,7 +29,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
             'A DOCX (detected by its ZIP signature) is checked as an OOXML package signature (XML-DSig): the digest of every signed part, the SignatureValue over the canonical SignedInfo, the chain, and which parts no signature covers; its report has `document.format: "docx"`.',
           body: {
             content: {
-              'application/json': { schema: VerifyJsonBodySchema },
+              'application/json': { schema: { ...VerifyJsonBodySchema, examples: [verifyJsonExample] } },
               'multipart/form-data': { schema: VerifyMultipartSchema },
             },
           } as never,
