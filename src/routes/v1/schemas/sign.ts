@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { signAuditTrailPartExample, signSignerPartExample } from './examples.js';
 
 /**
  * Request/response schemas of POST /v1/sign (SuperDoc sign shape + docproc extras) and
@@ -99,8 +100,8 @@ export const SignQuerySchema = Type.Object({
  * carries the PKCS#12, set the audit option with the `auditCertificate` text part.
  */
 export const SignMultipartFieldsSchema = Type.Object({
-  signer: Type.String({ description: 'JSON object: {"email", "name", "ip"?, "userAgent"?}.' }),
-  auditTrail: Type.String({ description: 'JSON array of audit events (at least one "submit").' }),
+  signer: Type.String({ description: 'JSON object: {"email", "name", "ip"?, "userAgent"?}.', examples: [signSignerPartExample] }),
+  auditTrail: Type.String({ description: 'JSON array of audit events (at least one "submit").', examples: [signAuditTrailPartExample] }),
   eventId: Type.Optional(Type.String()),
   metadata: Type.Optional(Type.String({ description: 'JSON object.' })),
   certificate: Type.Optional(Type.String({ description: 'As a text part: JSON {"enabled": true|false} (audit page). As a file part: your PKCS#12.' })),
