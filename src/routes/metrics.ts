@@ -12,6 +12,7 @@ export default function metricsRoutes(services: Services): FastifyPluginAsyncTyp
           operationId: 'getMetrics',
           tags: ['Operations'],
           summary: 'Prometheus metrics',
+          description: 'Prometheus text exposition format (request counts and durations, worker and office pool state, process metrics). Needs an API key like every non-public route.',
           response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: Type.String() } } }, ...problemResponses(401, 429, 503) },
         },
       },
