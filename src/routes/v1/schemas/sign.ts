@@ -28,7 +28,7 @@ export const AuditEventSchema = Type.Object(
 export const AuditTrailSchema = Type.Array(AuditEventSchema, {
   minItems: 1,
   maxItems: 10_000,
-  contains: Type.Object({ type: Type.Literal('submit') }),
+  contains: Type.Object({ type: Type.Literal('submit') }, { additionalProperties: true }),
   description: 'What the signer did, in order. At least one "submit" event (the act of signing) is required.',
 });
 
