@@ -14,7 +14,8 @@ import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from
 
 const AnnotateMultipartSchema = Type.Composite(
   [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema],
-  { additionalProperties: Type.String({ format: 'binary', description: 'Image parts referenced as cid:<part name>' }) },
+  // A union, not just binary: in generated TypeScript the index signature must also admit the declared text parts.
+  { additionalProperties: Type.Union([Type.String({ format: 'binary' }), Type.String()], { description: 'Image file parts referenced as cid:<part name>; other text parts are ignored' }) },
 );
 
 const AnnotateQuery = Type.Object(
