@@ -1,0 +1,140 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../../src/config.js';
+
+/**
+ * No cluster or Docker engine here: the deploy files are checked for what would break a
+ * rollout — YAML that does not parse, names that do not match, probes on the wrong paths, a
+ * grace period shorter than the drain, settings the service itself would refuse at start-up.
+ */
+const root = path.resolve(import.meta.dirname, '../../..');
+const k8sDir = path.join(root, 'deploy/kubernetes');
+
+type Doc = Record<string, any>;
+
+function documentsOf(file: string): Doc[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  for (const doc of docs) expect(doc.errors, `${file}: ${doc.errors.join('; ')}`).toEqual([]);
+  return docs.map((d) => d.toJS() as Doc).filter(Boolean);
+}
+
+const all = readdirSync(k8sDir)
+  .filter((f) => f.endsWith('.yaml'))
+  .flatMap((f) => documentsOf(path.join(k8sDir, f)).map((doc) => ({ file: f, doc })));
+const one = (kind: string, name?: string) => {
+  const found = all.filter(({ doc }) => doc.kind === kind && (!name || doc.metadata?.name === name));
+  expect(found, `${kind} ${name ?? ''}`).toHaveLength(1);
+  return found[0]!.doc;
+};
+
+const deployment = () => one('Deployment');
+const container = () => deployment().spec.template.spec.containers[0];
+const configMap = () => one('ConfigMap');
+const secret = (name: string) => one('Secret', name);
+const toBytes = (quantity: string) => {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi)?$/.exec(quantity)!;
+  return Number(m[1]) * { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, '': 1 }[m[2] ?? '']!;
+};
+
+describe('deploy/kubernetes', () => {
+  it('every file parses and the kustomization lists every non-example manifest', () => {
+    expect(all.map(({ doc }) => doc.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Kustomization', 'PodDisruptionBudget', 'Secret', 'Secret', 'Service']);
+    const kustomization = one('Kustomization');
+    const listed = new Set(kustomization.resources);
+    const manifests = [...new Set(all.filter(({ doc }) => doc.kind !== 'Kustomization').map(({ file }) => file))];
+    expect(manifests.filter((f) => !f.includes('example')).every((f) => listed.has(f))).toBe(true);
+    expect(manifests.filter((f) => f.includes('example')).some((f) => listed.has(f))).toBe(false);
+  });
+
+  it('probes: liveness on /v1/health, readiness on /v1/health/ready, on the container port', () => {
+    const c = container();
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/v1/health', port: 'http' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/v1/health/ready', port: 'http' });
+    expect(c.startupProbe.httpGet.path).toBe('/v1/health');
+    expect(c.ports).toContainEqual({ name: 'http', containerPort: Number(configMap().data.PORT) });
+  });
+
+  it('the grace period outlasts the preStop sleep plus SHUTDOWN_GRACE_MS', () => {
+    const [command, seconds] = container().lifecycle.preStop.exec.command;
+    expect(command).toBe('sleep');
+    const graceMs = Number(configMap().data.SHUTDOWN_GRACE_MS);
+    expect(deployment().spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(Number(seconds) * 1000 + graceMs);
+  });
+
+  it('settings come from the ConfigMap and the Secrets, and the service accepts them', () => {
+    const c = container();
+    expect(c.envFrom).toEqual([{ configMapRef: { name: configMap().metadata.name } }, { secretRef: { name: 'docproc-secrets' } }]);
+    const secrets = secret('docproc-secrets').stringData;
+    for (const name of ['REDIS_URL', 'API_KEY_PEPPER', 'SMTP_URL']) {
+      expect(secrets[name], name).toBeTruthy();
+      expect(configMap().data[name], `${name} must not be in the ConfigMap`).toBeUndefined();
+    }
+    const config = loadConfig({ ...configMap().data, ...secrets });
+    expect(config.redisUrl).toBeDefined();
+    expect(config.pepperIsDefault).toBe(false);
+    expect(config.trustProxy).toBe(true);
+    // One office process per requested core; worker threads likewise.
+    const cpus = Number(c.resources.requests.cpu);
+    expect(config.office.poolSize).toBe(cpus);
+    expect(config.workers.threads).toBe(cpus);
+  });
+
+  it('the signing identity is a Secret mounted read-only where SIGNING_P12 points', () => {
+    const spec = deployment().spec.template.spec;
+    const volume = spec.volumes.find((v: Doc) => v.secret?.secretName === 'docproc-signing');
+    expect(volume).toBeDefined();
+    secret('docproc-signing');
+    const mount = container().volumeMounts.find((m: Doc) => m.name === volume.name);
+    expect(mount.readOnly).toBe(true);
+    expect(configMap().data.SIGNING_P12.startsWith(`${mount.mountPath}/`)).toBe(true);
+    expect(path.basename(configMap().data.SIGNING_P12) in secret('docproc-signing').data).toBe(true);
+  });
+
+  it('memory: the limit holds Node plus every office process at its recycling threshold', () => {
+    const { resources } = container();
+    const data = configMap().data;
+    const nodeBudget = 512 * 1024 ** 2; // measured ~300 MB, peak 520 MB under load (README "Scaling")
+    const bridge = 32 * 1024 ** 2; // measured ~22 MB per python UNO bridge
+    const perOffice = Number(data.OFFICE_MAX_RSS_MB) * 1024 ** 2 + bridge;
+    expect(toBytes(resources.limits.memory)).toBeGreaterThanOrEqual(nodeBudget + Number(data.OFFICE_POOL_SIZE) * perOffice);
+    expect(toBytes(resources.requests.memory)).toBeLessThanOrEqual(toBytes(resources.limits.memory));
+  });
+
+  it('Service, HPA and PDB select the Deployment', () => {
+    const labels = deployment().spec.template.metadata.labels;
+    expect(deployment().spec.selector.matchLabels).toEqual(labels);
+    expect(one('Service').spec.selector).toEqual(labels);
+    expect(one('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
+    const hpa = one('HorizontalPodAutoscaler');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
+    expect(hpa.spec.metrics[0].resource.name).toBe('cpu');
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(one('PodDisruptionBudget').spec.maxUnavailable).toBeLessThan(hpa.spec.minReplicas);
+    expect(one('Service').spec.ports[0].targetPort).toBe('http');
+  });
+});
+
+describe('docker-compose.yml and deploy/nginx.conf', () => {
+  const compose = () => documentsOf(path.join(root, 'docker-compose.yml'))[0]!;
+  const nginx = readFileSync(path.join(root, 'deploy/nginx.conf'), 'utf8');
+
+  it('runs several replicas behind the nginx load balancer, draining within the stop grace period', () => {
+    const { docproc, lb } = compose().services;
+    expect(docproc.deploy.replicas).toBeGreaterThanOrEqual(2);
+    expect(docproc.ports).toBeUndefined(); // only the load balancer publishes a port
+    expect(docproc.environment.REDIS_URL).toMatch(/^redis:\/\/redis:/);
+    expect(lb.volumes).toContain('./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro');
+    expect(Number(/^(\d+)s$/.exec(docproc.stop_grace_period)![1]) * 1000).toBeGreaterThan(30_000);
+  });
+
+  it('nginx re-resolves the replicas and never re-sends a POST that reached one', () => {
+    expect(nginx).toMatch(/server docproc:3000 resolve/);
+    expect(nginx).toMatch(/zone docproc/);
+    const directives = nginx.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+    expect(directives).toMatch(/proxy_next_upstream error timeout http_502 http_503;/);
+    expect(directives).not.toMatch(/non_idempotent/);
+    expect(directives).not.toMatch(/\bkeepalive\b/);
+  });
+});
