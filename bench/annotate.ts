@@ -5,6 +5,7 @@
  *   npx tsx bench/annotate.ts [--iterations 60] [--url http://localhost:3000 --key <api key> [--pdf]]
  * With --pdf, the HTTP rows are repeated with ?to=pdf (the server needs its office pool).
  */
+import { measure as measureLatency } from './lib/measure.js';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Docxtemplater from 'docxtemplater';
@@ -48,29 +49,8 @@ function bareDocxtemplater(): Buffer {
   return doc.getZip().generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-async function measure(label: string, concurrency: number, call: () => Promise<unknown> | unknown): Promise<void> {
-  // Warm up every worker thread the run will use, not just one.
-  for (let round = 0; round < 3; round++) await Promise.all(Array.from({ length: concurrency }, () => call()));
-  const durations: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next++ < iterations) {
-        const t0 = performance.now();
-        await call();
-        durations.push(performance.now() - t0);
-      }
-    }),
-  );
-  const wall = performance.now() - started;
-  durations.sort((a, b) => a - b);
-  console.log(
-    `${label.padEnd(44)} c=${concurrency}  p50 ${percentile(durations, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(durations, 95).toFixed(1).padStart(7)} ms  ${(durations.length / (wall / 1000)).toFixed(1).padStart(6)} docs/s`,
-  );
-}
+const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>
+  measureLatency(label, concurrency, run, { iterations, unit: 'docs' });
 
 async function main() {
   const check = annotateDocx({ template, fields });

@@ -8,6 +8,7 @@
  * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
  * runs bare @signpdf in this process at the same concurrencies for comparison.
  */
+import { measure as measureLatency } from './lib/measure.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,25 +56,8 @@ const request: SignRequest = {
   certificate: { enabled: false },
 };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function measure(label: string, concurrency: number, run: () => Promise<unknown>) {
-  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: concurrency }, run)); // warm-up (and thread start)
-  const times: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next++ < iterations) {
-      const t = performance.now();
-      await run();
-      times.push(performance.now() - t);
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const elapsed = (performance.now() - start) / 1000;
-  times.sort((a, b) => a - b);
-  console.log(`${label.padEnd(34)} c=${concurrency}  p50 ${percentile(times, 50).toFixed(1)} ms  p95 ${percentile(times, 95).toFixed(1)} ms  ${(times.length / elapsed).toFixed(1)} sig/s`);
-}
+const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>
+  measureLatency(label, concurrency, run, { iterations, unit: 'sig' });
 
 const files = [[`1 page (${(small.length / 1024).toFixed(0)} KB)`, small], [`50 pages (${(large.length / 1048576).toFixed(2)} MB)`, large]] as const;
 

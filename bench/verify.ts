@@ -4,6 +4,7 @@
  *   npx tsx bench/verify.ts [--iterations 200] [--url http://localhost:3000 --key <api key>]
  * With --url/--key it POSTs the same PDFs to /v1/verify instead.
  */
+import { measure as measureLatency } from './lib/measure.js';
 import { parseArgs } from 'node:util';
 import { WorkerPool } from '../src/compute/worker-pool.js';
 import { readFileSync } from 'node:fs';
@@ -26,25 +27,8 @@ for (let i = 0; i < 5; i++) {
 const fiveBytes = five.bytes;
 const docx = signDocxForTest(readFileSync('/work/shared/corpus/docx-signed/eid-hello-world-unsigned.docx'), { signer });
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function measure(label: string, concurrency: number, run: () => Promise<unknown>) {
-  for (let i = 0; i < 10; i++) await run(); // warm-up
-  const times: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next++ < iterations) {
-      const t = performance.now();
-      await run();
-      times.push(performance.now() - t);
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const elapsed = (performance.now() - start) / 1000;
-  times.sort((a, b) => a - b);
-  console.log(`${label.padEnd(24)} c=${concurrency}  p50 ${percentile(times, 50).toFixed(1)} ms  p95 ${percentile(times, 95).toFixed(1)} ms  ${(times.length / elapsed).toFixed(0)} req/s`);
-}
+const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>
+  measureLatency(label, concurrency, run, { iterations, unit: 'req' });
 
 async function viaPool() {
   const pool = new WorkerPool({ threads: 4, maxQueue: 1000 });
