@@ -36,6 +36,8 @@ export interface Services {
   signing(): Promise<SigningSetup>;
   /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
   renderPdf(docx: Buffer, options: RenderOptions): Promise<Buffer>;
+  /** Throws the same 503 up front, before work whose result would only be rendered. */
+  assertCanRenderPdf(): void;
   readiness(): Promise<Record<string, DependencyCheck>>;
   close(): Promise<void>;
 }
@@ -107,9 +109,12 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       return signingSetup;
     },
     office,
-    async renderPdf(docx, options) {
+    assertCanRenderPdf() {
       if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
-      return convertDocxToPdf(office, docx, options);
+    },
+    async renderPdf(docx, options) {
+      this.assertCanRenderPdf();
+      return convertDocxToPdf(office!, docx, options);
     },
     async readiness() {
       const stats = workers.stats;

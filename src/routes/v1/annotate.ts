@@ -49,6 +49,8 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
         },
       },
       async (request, reply) => {
+        const to = request.query.to ?? 'docx';
+        if (to === 'pdf') services.assertCanRenderPdf();
         const input = request.isMultipart()
           ? await readMultipart(request.body as MultipartBody, request)
           : await readJson(request.body as JsonBody, services);
@@ -56,7 +58,6 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input);
         sendWarnings(reply, result.warnings);
-        const to = request.query.to ?? 'docx';
         const docx = toBuffer(result.docx);
         const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup' }) : docx;
         return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'));

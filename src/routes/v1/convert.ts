@@ -68,6 +68,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         const to = query.to ?? 'pdf';
         if (from === 'docx' && to === 'docx') throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'DOCX to DOCX is not a conversion; use to=pdf.', { details: [{ field: 'querystring.to', issue: 'must be pdf for a DOCX source' }] });
 
+        if (to === 'pdf') services.assertCanRenderPdf();
+
         let output: Buffer;
         if (from === 'docx') {
           output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup' });
