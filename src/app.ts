@@ -69,7 +69,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   installErrorHandling(app);
   installMetrics(app, services.metrics);
-  installAuth(app, services.store, config.pepper);
+  installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
   installLimits(app, services.store, config.limits);
 
   app.addSchema(ProblemSchema);

@@ -30,17 +30,39 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
-/** Bearer-key check for every route not marked `config: { public: true }`. */
-export function installAuth(app: FastifyInstance, store: Store, pepper: string) {
+async function authenticate(request: FastifyRequest, store: Store, pepper: string): Promise<string> {
+  const key = bearerToken(request);
+  const shape = checkKeyShape(key);
+  if (shape === 'malformed') throw unauthorized('Malformed API key: docproc keys start with "dps_".');
+  if (shape === 'bad-checksum') throw unauthorized('Invalid API key: the checksum does not match (mistyped or truncated key?).');
+  const keyHash = hashApiKey(key, pepper);
+  if (!(await store.getApiKey(keyHash))) throw unauthorized('Unknown API key.');
+  return keyHash.slice(0, 32);
+}
+
+export interface FailureLimit {
+  max: number;
+  windowSeconds: number;
+}
+
+/**
+ * Bearer-key check for every route not marked `config: { public: true }`. Requests without a
+ * valid key are counted per client IP (a shared bucket across replicas), so guessing keys is
+ * rate-limited like any other traffic: past the limit the answer is 429 instead of 401.
+ */
+export function installAuth(app: FastifyInstance, store: Store, pepper: string, failures: FailureLimit) {
   app.addHook('onRequest', async (request) => {
     if (isPublicRoute(request)) return;
-    const key = bearerToken(request);
-    const shape = checkKeyShape(key);
-    if (shape === 'malformed') throw unauthorized('Malformed API key: docproc keys start with "dps_".');
-    if (shape === 'bad-checksum') throw unauthorized('Invalid API key: the checksum does not match (mistyped or truncated key?).');
-    const keyHash = hashApiKey(key, pepper);
-    const record = await store.getApiKey(keyHash);
-    if (!record) throw unauthorized('Unknown API key.');
-    request.apiKeyId = keyHash.slice(0, 32);
+    try {
+      request.apiKeyId = await authenticate(request, store, pepper);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 401) throw err;
+      const hit = await store.hit(`authfail:ip:${request.ip}`, failures.windowSeconds);
+      if (hit.count > failures.max) {
+        const retry = String(Math.max(1, Math.ceil(hit.resetMs / 1000)));
+        throw new AppError(429, ErrorCode.RATE_LIMIT_ERROR, `Too many requests without a valid API key from this address; retry after ${retry} s.`, { headers: { 'retry-after': retry } });
+      }
+      throw err;
+    }
   });
 }

@@ -173,6 +173,21 @@ describe('rate and concurrency limits shared through Redis', () => {
     }
   });
 
+  it('rate-limits requests without a valid key per client IP (429 instead of 401 past the limit)', async () => {
+    const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '3' };
+    const one = await buildTestApp(env);
+    try {
+      const guess = () => one.app.inject({ url: '/metrics', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.7' });
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await guess()).statusCode);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      const other = await one.app.inject({ url: '/metrics', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.8' });
+      expect(other.statusCode).toBe(401);
+    } finally {
+      await one.app.close();
+    }
+  });
+
   it('limits registration per e-mail address', async () => {
     const email = uniqueEmail('spam');
     const statuses: number[] = [];
