@@ -1,0 +1,47 @@
+/** Namespaces, relationship types and content types of OPC packages (ECMA-376 Part 2) and WordprocessingML. */
+
+export const NS = {
+  contentTypes: 'http://schemas.openxmlformats.org/package/2006/content-types',
+  relationships: 'http://schemas.openxmlformats.org/package/2006/relationships',
+  /** OPC digital signatures (mdssi:). */
+  mdssi: 'http://schemas.openxmlformats.org/package/2006/digital-signature',
+  wordprocessingml: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
+  /** r: attributes that point at relationships of the part (r:id, r:embed). */
+  officeRelationships: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
+  dublinCore: 'http://purl.org/dc/elements/1.1/',
+  dsig: 'http://www.w3.org/2000/09/xmldsig#',
+  xades132: 'http://uri.etsi.org/01903/v1.3.2#',
+  xades141: 'http://uri.etsi.org/01903/v1.4.1#',
+  officeDigsig: 'http://schemas.microsoft.com/office/2006/digsig',
+  xmlns: 'http://www.w3.org/2000/xmlns/',
+  xml: 'http://www.w3.org/XML/1998/namespace',
+} as const;
+
+const PACKAGE_RELATIONSHIPS = 'http://schemas.openxmlformats.org/package/2006/relationships';
+
+export const REL = {
+  signatureOrigin: `${PACKAGE_RELATIONSHIPS}/digital-signature/origin`,
+  signature: `${PACKAGE_RELATIONSHIPS}/digital-signature/signature`,
+  coreProperties: `${PACKAGE_RELATIONSHIPS}/metadata/core-properties`,
+  extendedProperties: `${NS.officeRelationships}/extended-properties`,
+  officeDocument: `${NS.officeRelationships}/officeDocument`,
+  image: `${NS.officeRelationships}/image`,
+  hyperlink: `${NS.officeRelationships}/hyperlink`,
+} as const;
+
+export const CONTENT_TYPE = {
+  relationships: 'application/vnd.openxmlformats-package.relationships+xml',
+  signatureOrigin: 'application/vnd.openxmlformats-package.digital-signature-origin',
+  xmlSignature: 'application/vnd.openxmlformats-package.digital-signature-xmlsignature+xml',
+} as const;
+
+/** The package-level stream that declares content types; not itself a part. */
+export const CONTENT_TYPES_PART = '/[Content_Types].xml';
+
+/** The package relationships part and the source name relationships() uses for the package itself. */
+export const PACKAGE_SOURCE = '/';
+
+/** ECMA-376 Part 2 §13.2.4.24: the transform that signs a subset of a .rels part. */
+export const RELATIONSHIP_TRANSFORM = 'http://schemas.openxmlformats.org/package/2006/RelationshipTransform';
+
+export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
