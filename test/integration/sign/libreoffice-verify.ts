@@ -5,25 +5,40 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * LibreOffice as an independent verifier of OOXML package signatures: a private soffice
- * (own profile, own pipe) asked over UNO (lo-verify-docx.py, run by the system python that
- * has the uno module) for DocumentDigitalSignatures.verifyDocumentContentSignatures.
+ * LibreOffice as an independent verifier of document signatures: a private soffice (own
+ * profile, own pipe) asked over UNO by a script run with the system python that has the uno
+ * module, for DocumentDigitalSignatures.verifyDocumentContentSignatures.
+ * - DOCX (lo-verify-docx.py): OOXML package signatures, checked by xmlsec.
+ * - PDF (lo-verify-pdf.py): no storage, the file as an input stream → LibreOffice's PDF
+ *   signature verification (xmlsecurity's PDFSignatureHelper, NSS for the CMS).
  */
 export interface LibreOfficeSignature {
   valid: boolean;
   /** css.security.CertificateValidity bits: 0 OK, 1 UNKNOWN (no trust information), 2 UNTRUSTED, 16 INVALID… */
   certificateStatus: number;
   certificateStatusNames: string[];
+  /** DOCX: not every part is signed. PDF: a later revision that no later signature covers (LibreOffice's IsCompleteSignature). */
   partial: boolean;
   signer: string | null;
   signerSha256: string | null;
-  signedAt: string;
+  /** YYYY-MM-DD; null when LibreOffice gives no date (7.4 never does for PDF signatures). */
+  signedAt: string | null;
 }
 
-const SCRIPT = path.join(import.meta.dirname, 'lo-verify-docx.py');
+const DOCX_SCRIPT = path.join(import.meta.dirname, 'lo-verify-docx.py');
+const PDF_SCRIPT = path.join(import.meta.dirname, 'lo-verify-pdf.py');
 
 /** Verifies each DOCX with one soffice run; `nssDir` (an NSS database) lets LibreOffice judge certificate trust. */
-export async function libreOfficeVerify(documents: Buffer[], nssDir?: string): Promise<LibreOfficeSignature[][]> {
+export function libreOfficeVerify(documents: Buffer[], nssDir?: string): Promise<LibreOfficeSignature[][]> {
+  return runVerifier(DOCX_SCRIPT, 'docx', documents, nssDir);
+}
+
+/** Verifies each PDF's signatures with one soffice run, in the order the PDF's signature fields are found. */
+export function libreOfficeVerifyPdf(documents: Buffer[], nssDir?: string): Promise<LibreOfficeSignature[][]> {
+  return runVerifier(PDF_SCRIPT, 'pdf', documents, nssDir);
+}
+
+async function runVerifier(script: string, extension: string, documents: Buffer[], nssDir?: string): Promise<LibreOfficeSignature[][]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docproc-lo-sign-'));
   const pipe = `docproc-sign-${process.pid}-${Date.now()}`;
   const env = { ...process.env, ...(nssDir ? { MOZILLA_CERTIFICATE_FOLDER: `sql:${nssDir}` } : {}) };
@@ -32,11 +47,11 @@ export async function libreOfficeVerify(documents: Buffer[], nssDir?: string): P
   });
   try {
     const files = documents.map((doc, i) => {
-      const file = path.join(dir, `doc-${i}.docx`);
+      const file = path.join(dir, `doc-${i}.${extension}`);
       writeFileSync(file, doc);
       return file;
     });
-    const { stdout } = await promisify(execFile)('/usr/bin/python3', [SCRIPT, pipe, ...files], { timeout: 120_000, env });
+    const { stdout } = await promisify(execFile)('/usr/bin/python3', [script, pipe, ...files], { timeout: 120_000, env });
     return stdout.trim().split('\n').map((line) => {
       const result = JSON.parse(line) as { signatures?: LibreOfficeSignature[]; error?: string };
       if (result.error) throw new Error(`LibreOffice could not check the document: ${result.error}`);
