@@ -236,6 +236,7 @@ async function runRamp(target: Target, fixtures: ReturnType<typeof loadFixtures>
   console.log('  lanes   req/s   ok/s   p50 ms   p95 ms   p99 ms   503   429  timeout  peak MB   non-200');
   let idleP95: number | undefined;
   let knee: { lanes: number; okPerSecond: number; p95: number } | undefined;
+  const shed = { total: 0, withRetryAfter: 0, timeouts: 0 };
   for (const lanes of steps) {
     sampler.peak = { totalBytes: 0, nodeBytes: 0, officeBytes: 0 };
     const { outcomes, seconds } = await drive(target, fixtures, weights, lanes, stepMs);
@@ -243,12 +244,17 @@ async function runRamp(target: Target, fixtures: ReturnType<typeof loadFixtures>
     const p95 = percentile(ok, 95);
     idleP95 ??= p95;
     const count = (s: number) => outcomes.filter((o) => o.status === s).length;
+    for (const o of outcomes) {
+      if (o.status === 503 || o.status === 429) (shed.total++, o.retryAfter && shed.withRetryAfter++);
+      if (o.status === 0) shed.timeouts++;
+    }
     console.log(
       `${String(lanes).padStart(7)} ${(outcomes.length / seconds).toFixed(1).padStart(7)} ${(ok.length / seconds).toFixed(1).padStart(6)} ${fmt(percentile(ok, 50)).padStart(8)} ${fmt(p95).padStart(8)} ${fmt(percentile(ok, 99)).padStart(8)} ${String(count(503)).padStart(5)} ${String(count(429)).padStart(5)} ${String(count(0)).padStart(8)} ${String(mb(sampler.peak.totalBytes)).padStart(8)}   ${statusCounts(outcomes)}`,
     );
     if (p95 <= 2 * idleP95) knee = { lanes, okPerSecond: ok.length / seconds, p95 };
   }
-  if (knee) console.log(`\nknee: ${knee.lanes} lanes (${knee.okPerSecond.toFixed(1)} ok/s, p95 ${fmt(knee.p95)} ms ≤ 2 × idle p95 ${fmt(idleP95!)} ms)`);
+  console.log(`\nshed under overload: ${shed.total} (503/429), ${shed.withRetryAfter} with Retry-After; timeouts/network errors: ${shed.timeouts}`);
+  if (knee) console.log(`knee: ${knee.lanes} lanes (${knee.okPerSecond.toFixed(1)} ok/s, p95 ${fmt(knee.p95)} ms ≤ 2 × idle p95 ${fmt(idleP95!)} ms)`);
 }
 
 /** Converts every DOCX of a folder (`passes` times, one at a time) and reports the RSS it leaves behind: the sizing figures. */

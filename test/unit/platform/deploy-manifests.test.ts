@@ -96,7 +96,7 @@ describe('deploy/kubernetes', () => {
     const { resources } = container();
     const data = configMap().data;
     const nodeBudget = 512 * 1024 ** 2; // measured ~300 MB, peak 520 MB under load (README "Scaling")
-    const bridge = 32 * 1024 ** 2; // measured ~22 MB per python UNO bridge
+    const bridge = 48 * 1024 ** 2; // measured ~43 MB per python UNO bridge
     const perOffice = Number(data.OFFICE_MAX_RSS_MB) * 1024 ** 2 + bridge;
     expect(toBytes(resources.limits.memory)).toBeGreaterThanOrEqual(nodeBudget + Number(data.OFFICE_POOL_SIZE) * perOffice);
     expect(toBytes(resources.requests.memory)).toBeLessThanOrEqual(toBytes(resources.limits.memory));
