@@ -31,7 +31,7 @@ export interface Config {
     maxJsonBytes: number;
     requestTimeoutMs: number;
   };
-  workers: { threads: number; maxQueue: number };
+  workers: { threads: number; maxQueue: number; taskTimeoutMs: number };
   office: {
     enabled: boolean;
     poolSize: number;
@@ -129,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: {
       threads: readInt(env, 'WORKER_THREADS', cpus, 1, 256),
       maxQueue: readInt(env, 'WORKER_MAX_QUEUE', 64, 1, 100_000),
+      taskTimeoutMs: readInt(env, 'WORKER_TASK_TIMEOUT_MS', 60_000, 100),
     },
     office: {
       enabled: readBool(env, 'OFFICE_ENABLED', true),

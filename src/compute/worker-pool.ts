@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { serviceBusy } from '../errors/app-error.js';
+import { AppError, ErrorCode, serviceBusy } from '../errors/app-error.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
 /**
@@ -12,6 +12,8 @@ import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 export interface WorkerPoolOptions {
   threads: number;
   maxQueue: number;
+  /** A task running longer is aborted (its thread is terminated and replaced): 504. Default 60 s. */
+  taskTimeoutMs?: number;
 }
 
 export interface TaskRunner {
@@ -25,8 +27,10 @@ function workerEntry(): string {
 
 export class WorkerPool implements TaskRunner {
   private readonly piscina: Piscina;
+  private readonly taskTimeoutMs: number;
 
   constructor(options: WorkerPoolOptions) {
+    this.taskTimeoutMs = options.taskTimeoutMs ?? 60_000;
     this.piscina = new Piscina({
       filename: workerEntry(),
       minThreads: 1,
@@ -39,10 +43,14 @@ export class WorkerPool implements TaskRunner {
   async run<I, O>(task: string, input: I, transferList?: ArrayBuffer[]): Promise<O> {
     let envelope: TaskEnvelope<O>;
     try {
-      envelope = (await this.piscina.run({ task, input }, { transferList })) as TaskEnvelope<O>;
+      const signal = AbortSignal.timeout(this.taskTimeoutMs);
+      envelope = (await this.piscina.run({ task, input }, { transferList, signal })) as TaskEnvelope<O>;
     } catch (err) {
-      if (err instanceof Error && /queue is at limit/i.test(err.message)) {
+      if (err instanceof Error && /queue is at limit|no task queue available/i.test(err.message)) {
         throw serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2);
+      }
+      if (err instanceof Error && err.name === 'AbortError') {
+        throw new AppError(504, ErrorCode.PROCESSING_TIMEOUT, `Processing took longer than ${Math.round(this.taskTimeoutMs / 1000)} s and was stopped; send a smaller or simpler document.`);
       }
       throw err;
     }
