@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../src/documents/verify/docx/c14n.js';
-import { descendants, parseXml } from '../../../src/documents/verify/docx/xml.js';
+import { descendants, parseXml } from '../../../src/documents/ooxml/xml.js';
 
 const inclusive = { exclusive: false, withComments: false };
 const exclusive = { exclusive: true, withComments: false };

@@ -3,9 +3,10 @@ import type { Document, Element } from '@xmldom/xmldom';
 import type { HashName } from '../cms/algorithms.js';
 import { DIGEST_METHODS, decodeBase64 } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
-import type { OpcPackage } from './package.js';
-import { RELATIONSHIP_TRANSFORM, applyRelationshipTransform, relationshipSelection } from './relationship-transform.js';
-import { NS, childElements, decodeXmlBytes, firstChild, parseXml, textOf } from './xml.js';
+import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';
+import type { OpcPackage } from '../../ooxml/package.js';
+import { childElements, decodeXmlBytes, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
+import { applyRelationshipTransform, relationshipSelection } from './relationship-transform.js';
 
 const EXC_C14N_NS = 'http://www.w3.org/2001/10/xml-exc-c14n#';
 

@@ -1,7 +1,6 @@
 import type { Document, Element } from '@xmldom/xmldom';
-import { NS, childElements } from './xml.js';
-
-export const RELATIONSHIP_TRANSFORM = 'http://schemas.openxmlformats.org/package/2006/RelationshipTransform';
+import { NS } from '../../ooxml/constants.js';
+import { childElements } from '../../ooxml/xml.js';
 
 export interface RelationshipSelection {
   sourceIds: string[];

@@ -5,10 +5,11 @@ import { buildChain, parseCert, summarizeCert, validAt, type Cert, type TrustSto
 import { checkTimestampToken } from '../cms/timestamp.js';
 import { DIGEST_METHODS, decodeBase64, verifyXmlSignature, xmlSignatureScheme } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
-import type { OpcPackage } from './package.js';
+import { NS } from '../../ooxml/constants.js';
+import type { OpcPackage } from '../../ooxml/package.js';
+import { childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
 import { checkReference, describeC14n, indexIds, type ReferenceCheck, type ReferenceContext } from './references.js';
 import type { DocxSignatureReport, DocxSignedPart } from './types.js';
-import { NS, childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from './xml.js';
 
 export interface DocxEvaluationContext {
   pkg: OpcPackage;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { fileTooLarge } from '../../../errors/app-error.js';
 import { TrustStore } from '../cms/certificates.js';
 import type { SignerSummary, VerifyOptions } from '../types.js';
-import { CT_XML_SIGNATURE, OpcPackage, REL_SIGNATURE, REL_SIGNATURE_ORIGIN, partKey, relationshipsPartOf } from './package.js';
+import { CONTENT_TYPE, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
+import { OpcPackage, partKey, relationshipsPartOf } from '../../ooxml/package.js';
 import { evaluateDocxSignature } from './signature.js';
 import type { DocxSignatureReport, DocxVerifyReport } from './types.js';
 
@@ -18,17 +19,17 @@ interface SignatureParts {
 /** Signatures are the parts the signature origin points to (ECMA-376 Part 2 §13.2). */
 function findSignatureParts(pkg: OpcPackage): SignatureParts {
   const warnings: string[] = [];
-  const origin = pkg.relationships('/').find((r) => r.type === REL_SIGNATURE_ORIGIN && !r.external)?.target;
+  const origin = pkg.relationships(PACKAGE_SOURCE).find((r) => r.type === REL.signatureOrigin && !r.external)?.partName;
   const signatures: string[] = [];
   if (origin) {
     for (const rel of pkg.relationships(origin)) {
-      if (rel.type !== REL_SIGNATURE || rel.external) continue;
-      const name = pkg.canonicalName(rel.target);
-      if (!name) warnings.push(`the signature part ${rel.target} listed by the signature origin is missing`);
+      if (rel.type !== REL.signature || !rel.partName) continue;
+      const name = pkg.canonicalName(rel.partName);
+      if (!name) warnings.push(`the signature part ${rel.partName} listed by the signature origin is missing`);
       else if (!signatures.includes(name)) signatures.push(name);
     }
   }
-  const orphans = pkg.partNames().filter((p) => pkg.contentType(p) === CT_XML_SIGNATURE && !signatures.includes(p));
+  const orphans = pkg.partNames().filter((p) => pkg.contentType(p) === CONTENT_TYPE.xmlSignature && !signatures.includes(p));
   for (const orphan of orphans) warnings.push(`the signature part ${orphan} is not linked from the signature origin; Word ignores it, and so does this check`);
   return { origin: origin && pkg.canonicalName(origin), signatures: signatures.slice(0, MAX_SIGNATURES), warnings };
 }
@@ -88,7 +89,8 @@ const bySigningTime = (a: DocxSignatureReport, b: DocxSignatureReport) =>
 export function verifyDocx(input: Uint8Array, options: VerifyOptions): DocxVerifyReport {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_DOCX_BYTES;
   if (input.length > maxBytes) throw fileTooLarge(`The DOCX is larger than ${Math.floor(maxBytes / 1024 / 1024)} MiB; send a smaller file.`);
-  const pkg = OpcPackage.open(input);
+  // A damaged .rels or [Content_Types].xml is reported through the signatures it breaks, not refused.
+  const pkg = OpcPackage.open(input, { tolerant: true });
   const ctx = { pkg, trust: TrustStore.from(options.trustRoots), now: options.now ?? new Date() };
   const found = findSignatureParts(pkg);
   const signatures = found.signatures.map((part) => evaluateDocxSignature(part, ctx)).sort(bySigningTime);
