@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { annotateFieldsPartExample } from './examples.js';
+import { annotateDataPartExample, annotateFieldsPartExample } from './examples.js';
 
 /**
  * Request/response schemas of POST /v1/annotate (the SuperDoc annotate shape).
@@ -79,7 +79,7 @@ export const AnnotateJsonBodySchema = Type.Object({
 /** multipart/form-data text parts; `file` and `cid:` image parts are files. */
 export const AnnotateMultipartFieldsSchema = Type.Object({
   fields: Type.String({ description: 'JSON array of fields (same as the JSON body).', examples: [annotateFieldsPartExample] }),
-  data: Type.Optional(Type.String({ description: 'JSON object of free-form data.' })),
+  data: Type.Optional(Type.String({ description: 'JSON object of free-form data.', examples: [annotateDataPartExample] })),
   strict: Type.Optional(Type.String({ enum: ['true', 'false'] })),
   ignoreUnknownFields: Type.Optional(Type.String({ enum: ['true', 'false'] })),
 });

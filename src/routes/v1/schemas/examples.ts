@@ -47,3 +47,19 @@ export const verifyJsonExample: VerifyJsonBody = {
 export const annotateFieldsPartExample = JSON.stringify(annotateJsonExample.fields);
 export const signSignerPartExample = JSON.stringify(signJsonExample.signer);
 export const signAuditTrailPartExample = JSON.stringify(signJsonExample.auditTrail);
+export const annotateDataPartExample = JSON.stringify({ company: 'Analytical Engines Ltd' });
+
+/**
+ * Every optional multipart text part needs a valid example too: Swagger UI pre-fills a text
+ * part without one with the word "string" and sends it, which is not JSON and not a passphrase.
+ */
+export const signOptionalPartExamples = {
+  eventId: 'order-A-1042',
+  metadata: JSON.stringify({ orderId: 'A-1042' }),
+  certificate: JSON.stringify({ enabled: true }),
+  passphrase: '',
+  reason: 'I agree to the terms',
+  location: 'London',
+  contactInfo: 'ada@example.com',
+  appearance: JSON.stringify({ page: 1, x: 72, y: 640, width: 220, height: 60 }),
+};

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { signAuditTrailPartExample, signSignerPartExample } from './examples.js';
+import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './examples.js';
 
 /**
  * Request/response schemas of POST /v1/sign (SuperDoc sign shape + docproc extras) and
@@ -102,15 +102,15 @@ export const SignQuerySchema = Type.Object({
 export const SignMultipartFieldsSchema = Type.Object({
   signer: Type.String({ description: 'JSON object: {"email", "name", "ip"?, "userAgent"?}.', examples: [signSignerPartExample] }),
   auditTrail: Type.String({ description: 'JSON array of audit events (at least one "submit").', examples: [signAuditTrailPartExample] }),
-  eventId: Type.Optional(Type.String()),
-  metadata: Type.Optional(Type.String({ description: 'JSON object.' })),
-  certificate: Type.Optional(Type.String({ description: 'As a text part: JSON {"enabled": true|false} (audit page). As a file part: your PKCS#12.' })),
+  eventId: Type.Optional(Type.String({ examples: [signOptionalPartExamples.eventId] })),
+  metadata: Type.Optional(Type.String({ description: 'JSON object.', examples: [signOptionalPartExamples.metadata] })),
+  certificate: Type.Optional(Type.String({ description: 'As a text part: JSON {"enabled": true|false} (audit page). As a file part: your PKCS#12.', examples: [signOptionalPartExamples.certificate] })),
   auditCertificate: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Audit page on/off when the `certificate` part is your PKCS#12 file.' })),
-  passphrase: Type.Optional(Type.String({ description: 'Passphrase of the PKCS#12 file part (`p12` or `certificate`).' })),
-  reason: Type.Optional(Type.String({ maxLength: 500 })),
-  location: Type.Optional(Type.String({ maxLength: 500 })),
-  contactInfo: Type.Optional(Type.String({ maxLength: 500 })),
-  appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}.' })),
+  passphrase: Type.Optional(Type.String({ description: 'Passphrase of the PKCS#12 file part (`p12` or `certificate`).', examples: [signOptionalPartExamples.passphrase] })),
+  reason: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.reason] })),
+  location: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.location] })),
+  contactInfo: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.contactInfo] })),
+  appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}.', examples: [signOptionalPartExamples.appearance] })),
 });
 
 export const SignResponseSchema = Type.Object({
