@@ -18,7 +18,7 @@ COPY workers ./workers
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data
-RUN useradd --system --create-home --home-dir /home/docproc docproc && mkdir -p /data && chown docproc /data
+RUN useradd --system --uid 10001 --create-home --home-dir /home/docproc docproc && mkdir -p /data && chown docproc /data
 USER docproc
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s CMD node -e "fetch('http://127.0.0.1:3000/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -56,6 +56,12 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
     request[CONCURRENCY_RELEASED] = true;
     await store.releaseSlot(request.concurrencyBucket).catch((err) => request.log.warn({ err }, 'could not release concurrency slot'));
   };
+  // Released as the answer goes out (onSend), so a client sending one request after another never
+  // meets its own previous slot; onResponse and onRequestAbort catch the paths that skip onSend.
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await release(request);
+    return payload;
+  });
   app.addHook('onResponse', release);
   app.addHook('onRequestAbort', release);
 }
