@@ -3,12 +3,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueTestKey } from '../../support/api-key.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { libreOfficeVerifyPdf, type LibreOfficeSignature } from './libreoffice-verify.js';
 import { flipByteInSignedRange } from './pdf-update.js';
 import { createTestPki, type TestPki } from './pki.js';
-import { ecdsaP12, SignRoutes, trustInNss } from './route-signing.js';
+import { ecdsaP12, signRoutesFor, trustInNss } from './route-signing.js';
 
 /**
  * LibreOffice 7.4 as an independent PDF signature verifier (NSS for the CMS, its own PDF reader):
@@ -28,7 +27,7 @@ const trusted: Record<string, LibreOfficeSignature[]> = {};
 beforeAll(async () => {
   pki = createTestPki();
   ({ app } = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: 'lo-pdf-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(pki.dir, 'data') }));
-  const routes = new SignRoutes(app, await issueTestKey(app, 'lo-pdf@example.com'));
+  const routes = await signRoutesFor(app, 'lo-pdf@example.com');
   const chain = await routes.serviceChain();
   serviceLeaf = sha256(pemDer(chain[0]));
   trustInNss(pki, chain);

@@ -65,5 +65,11 @@ async function runVerifier(script: string, extension: string, documents: Buffer[
       /* already gone */
     }
     rmSync(dir, { recursive: true, force: true });
+    removePipeSocket(pipe);
   }
+}
+
+/** A killed soffice leaves its UNO pipe socket behind (OSL puts it in /tmp, or the temp dir). */
+function removePipeSocket(pipe: string): void {
+  for (const folder of new Set(['/tmp', tmpdir()])) rmSync(path.join(folder, `OSL_PIPE_${process.getuid?.() ?? 0}_${pipe}`), { force: true });
 }

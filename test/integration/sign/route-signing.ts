@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
+import { issueTestKey } from '../../support/api-key.js';
 import type { TestPki } from './pki.js';
 
 /** Signing and verifying through the real routes (POST /v1/sign, POST /v1/verify, GET /v1/verify/key). */
@@ -45,6 +46,12 @@ export class SignRoutes {
     expect(res.statusCode, res.body).toBe(200);
     return res.json().chain as string[];
   }
+}
+
+/** Routes with a fresh API key; waits for the key store first (a loaded machine can take seconds to connect to Redis). */
+export async function signRoutesFor(app: FastifyInstance, email: string): Promise<SignRoutes> {
+  if (!(await app.services.store.connected(30_000))) throw new Error('the key store (Redis) did not connect');
+  return new SignRoutes(app, await issueTestKey(app, email));
 }
 
 /** A PKCS#12 of the test PKI's ECDSA (P-256) certificate and key, exported by openssl. */
