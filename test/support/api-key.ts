@@ -3,6 +3,8 @@ import { generateApiKey, hashApiKey } from '../../src/accounts/api-keys.js';
 
 /** A valid key stored the way /v1/auth/verify stores it (the mail flow itself is tested in foundation/). */
 export async function issueTestKey(app: FastifyInstance, email = 'tester@example.com'): Promise<string> {
+  // On a loaded machine the app may start before its Redis connection is up (it waits 3 s).
+  await app.services.store.connected(30_000);
   const key = generateApiKey();
   await app.services.store.putApiKey(hashApiKey(key, app.services.config.pepper), { email, createdAt: new Date().toISOString() });
   return key;
