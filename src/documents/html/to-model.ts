@@ -102,7 +102,7 @@ export class HtmlLowering {
   private finish(c: Container): Block[] {
     this.flush(c);
     if (c.pending.length > 0) c.blocks.push({ type: 'paragraph', inlines: c.pending });
-    return c.blocks;
+    return joinAdjacentTerms(c.blocks);
   }
 
   private readMetadata(tree: hast.Root): void {
@@ -386,10 +386,15 @@ export class HtmlLowering {
         });
       rows.push({ cells, header });
     };
+    // Whether the first row sits in a <tbody> the author wrote (the parser also implies one,
+    // without a source position): such a row is body content even when made of <th> cells.
+    let firstRowInExplicitBody: boolean | undefined;
     const visit = (parent: hast.Element, section: 'thead' | 'body') => {
       for (const child of elementChildren(parent)) {
-        if (child.tagName === 'tr') addRow(child, section === 'thead');
-        else if (child.tagName === 'thead') visit(child, 'thead');
+        if (child.tagName === 'tr') {
+          firstRowInExplicitBody ??= parent.tagName === 'tbody' && parent.position !== undefined;
+          addRow(child, section === 'thead');
+        } else if (child.tagName === 'thead') visit(child, 'thead');
         else if (child.tagName === 'tbody' || child.tagName === 'tfoot') visit(child, 'body');
         else if (child.tagName === 'caption' && !caption) {
           const container = new Container();
@@ -400,17 +405,32 @@ export class HtmlLowering {
       }
     };
     visit(el, 'body');
-    if (!rows.some((r) => r.header)) {
-      for (const row of rows) {
-        if (row.cells.length === 0 || !row.cells.every((cell) => cell.header)) break;
-        row.header = true;
-      }
+    // Without <thead>, a first row of <th> cells is the header row (as HTML readers such as
+    // pandoc take it); later <th> rows stay body rows with bold header cells.
+    const first = rows[0];
+    if (!rows.some((r) => r.header) && first && !firstRowInExplicitBody && first.cells.length > 0 && first.cells.every((cell) => cell.header)) {
+      first.header = true;
     }
     if (rows.length === 0) return [];
     const layout = prop(el, 'role') === 'presentation' || ctx.inTable || containsTable(el);
     const table: TableBlock = { type: 'table', rows, caption, layout };
     return [table];
   }
+}
+
+/**
+ * Consecutive <dt>s name one description (several terms, one <dd>): they become one term
+ * paragraph with line breaks, so the description stays attached to all of them.
+ */
+function joinAdjacentTerms(blocks: Block[]): Block[] {
+  const out: Block[] = [];
+  for (const block of blocks) {
+    const last = out[out.length - 1];
+    if (block.type === 'paragraph' && block.style === 'DefinitionTerm' && last?.type === 'paragraph' && last.style === 'DefinitionTerm') {
+      out[out.length - 1] = { ...last, inlines: [...last.inlines, { type: 'break' }, ...block.inlines] };
+    } else out.push(block);
+  }
+  return out;
 }
 
 function codeBlock(el: hast.Element): Block {

@@ -14,6 +14,7 @@ const TWIP_TO_EMU = 635;
 const PX_TO_EMU = 9525;
 const QUOTE_INDENT = 720;
 const CELL_MARGINS_TWIPS = 216;
+const HYPERLINK_COLOR = '0563C1'; // the Hyperlink style's colour (styles.ts)
 
 export type PartName = 'document' | 'footnotes';
 
@@ -73,6 +74,21 @@ function revisionDate(date: string | undefined): string {
   const time = Date.parse(date);
   if (Number.isNaN(time)) return '';
   return ` w:date="${new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z')}"`;
+}
+
+/**
+ * A relationship target must be a URI reference: characters URIs do not allow (spaces,
+ * non-ASCII, stray `%`) are percent-encoded, as browsers do with such an href; valid escapes stay.
+ */
+const NOT_URI_CHAR = /%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/gu;
+function uriReference(url: string): string {
+  return url.trim().replace(NOT_URI_CHAR, (c) => {
+    try {
+      return encodeURIComponent(c);
+    } catch {
+      return ''; // a lone surrogate cannot be encoded
+    }
+  });
 }
 
 const JC: Record<Alignment, string> = { left: 'left', center: 'center', right: 'right', justify: 'both' };
@@ -357,7 +373,7 @@ export class BodyWriter {
 
   private addRel(part: PartName, type: Relationship['type'], target: string): string {
     const id = `rId${this.nextRelId++}`;
-    this.rels[part].push({ id, type, target });
+    this.rels[part].push({ id, type, target: type === 'hyperlink' ? uriReference(target) : target });
     return id;
   }
 
@@ -417,16 +433,20 @@ export class BodyWriter {
 
   private runProps(marks: RunMarks, rStyle?: string): string {
     let rPr = '';
-    const style = rStyle ?? (marks.code ? 'VerbatimChar' : undefined);
+    // Code inside a link keeps the code character style (readers such as pandoc take code
+    // from it) and gets the hyperlink look as direct formatting.
+    const codeLink = marks.code && rStyle === 'Hyperlink';
+    const style = codeLink ? 'VerbatimChar' : rStyle ?? (marks.code ? 'VerbatimChar' : undefined);
     if (style) rPr += `<w:rStyle w:val="${style}"/>`;
-    if (marks.code && rStyle) rPr += `<w:rFonts w:ascii="${MONO_FONT}" w:hAnsi="${MONO_FONT}" w:cs="${MONO_FONT}"/>`;
-    else if (marks.font) rPr += `<w:rFonts w:ascii="${esc(marks.font)}" w:hAnsi="${esc(marks.font)}" w:cs="${esc(marks.font)}"/>`;
+    if (marks.code && rStyle && !codeLink) rPr += `<w:rFonts w:ascii="${MONO_FONT}" w:hAnsi="${MONO_FONT}" w:cs="${MONO_FONT}"/>`;
+    else if (marks.font && !marks.code) rPr += `<w:rFonts w:ascii="${esc(marks.font)}" w:hAnsi="${esc(marks.font)}" w:cs="${esc(marks.font)}"/>`;
     if (marks.bold) rPr += '<w:b/><w:bCs/>';
     if (marks.italic) rPr += '<w:i/><w:iCs/>';
     if (marks.strike) rPr += '<w:strike/>';
     if (marks.color) rPr += `<w:color w:val="${marks.color}"/>`;
+    else if (codeLink) rPr += `<w:color w:val="${HYPERLINK_COLOR}"/>`;
     if (marks.halfPoints) rPr += `<w:sz w:val="${marks.halfPoints}"/><w:szCs w:val="${marks.halfPoints}"/>`;
-    if (marks.underline) rPr += '<w:u w:val="single"/>';
+    if (marks.underline || codeLink) rPr += '<w:u w:val="single"/>';
     if (marks.background) rPr += `<w:shd w:val="clear" w:color="auto" w:fill="${marks.background}"/>`;
     if (marks.superscript) rPr += '<w:vertAlign w:val="superscript"/>';
     else if (marks.subscript) rPr += '<w:vertAlign w:val="subscript"/>';

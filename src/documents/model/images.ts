@@ -1,4 +1,7 @@
+import { AppError } from '../../errors/app-error.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
+import { parseImage } from '../annotate/images.js';
+import { loadSvgRenderer } from '../annotate/svg.js';
 import { readImageInfo } from './image-info.js';
 import type { ImageInline } from './types.js';
 
@@ -26,9 +29,45 @@ function decodeDataUri(uri: string): Uint8Array | undefined {
   const header = uri.slice(5, comma);
   const payload = uri.slice(comma + 1);
   if (/;base64$/i.test(header)) return Buffer.from(payload.replace(/\s+/g, ''), 'base64');
+  return percentDecode(payload);
+}
+
+/** `%XX` escapes to bytes, other characters as UTF-8 (an inline `data:image/svg+xml,<svg …>`). */
+function percentDecode(payload: string): Uint8Array {
+  const text = Buffer.from(payload, 'utf8');
+  const out = Buffer.alloc(text.length);
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === 0x25 && i + 2 < text.length && isHex(text[i + 1]) && isHex(text[i + 2])) {
+      out[length++] = parseInt(text.toString('latin1', i + 1, i + 3), 16);
+      i += 2;
+    } else {
+      out[length++] = text[i];
+    }
+  }
+  return out.subarray(0, length);
+}
+
+const isHex = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+const looksLikeSvg = (bytes: Uint8Array) => {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 4096)).toString('utf8').trimStart();
+  return head.startsWith('<') && /<svg[\s>]/i.test(head);
+};
+
+/**
+ * SVG becomes a PNG drawn by resvg (WebAssembly, no file or network access) with the annotate
+ * engine's guards (size, embedded pixel bombs): Word, LibreOffice and pandoc all read PNG.
+ */
+async function svgToImage(bytes: Uint8Array, src: string, warnings: string[]): Promise<ResolvedImage | undefined> {
   try {
-    return Buffer.from(decodeURIComponent(payload), 'latin1');
-  } catch {
+    await loadSvgRenderer();
+    const asset = parseImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 'image');
+    if (!asset) return undefined;
+    return { type: 'image', data: asset.bytes, format: 'png', widthPx: asset.widthPx, heightPx: asset.heightPx };
+  } catch (err) {
+    const reason = err instanceof AppError ? err.message.replace(/^image: /, '') : 'it could not be rendered';
+    warnings.push(`SVG image ${describe(src)} was not embedded (${reason}); its alt text was used instead.`);
     return undefined;
   }
 }
@@ -41,10 +80,11 @@ function hostAllowed(host: string, allowHosts: string[]): boolean {
   });
 }
 
-function toImage(bytes: Uint8Array, src: string, warnings: string[]): ResolvedImage | undefined {
+async function toImage(bytes: Uint8Array, src: string, warnings: string[]): Promise<ResolvedImage | undefined> {
   const info = readImageInfo(bytes);
+  if (!info && looksLikeSvg(bytes)) return svgToImage(bytes, src, warnings);
   if (!info) {
-    warnings.push(`Image ${describe(src)} is not a readable PNG, JPEG or GIF; its alt text was used instead.`);
+    warnings.push(`Image ${describe(src)} is not a readable PNG, JPEG, GIF or SVG; its alt text was used instead.`);
     return undefined;
   }
   return { type: 'image', data: bytes, format: info.format, widthPx: info.width, heightPx: info.height };
@@ -64,7 +104,7 @@ export async function resolveImages(
   for (const src of new Set(sources)) {
     if (/^data:/i.test(src)) {
       const bytes = decodeDataUri(src);
-      resolved.set(src, bytes ? toImage(bytes, src, warnings) : undefined);
+      resolved.set(src, bytes ? await toImage(bytes, src, warnings) : undefined);
       if (!bytes) warnings.push(`Image ${describe(src)} has a malformed data: URI; its alt text was used instead.`);
       continue;
     }
@@ -95,7 +135,7 @@ export async function resolveImages(
         maxBytes: options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
         timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       });
-      resolved.set(src, toImage(new Uint8Array(bytes), src, warnings));
+      resolved.set(src, await toImage(new Uint8Array(bytes), src, warnings));
     } catch (err) {
       warnings.push(`Remote image ${describe(src)} could not be fetched (${(err as Error).message}); its alt text was used instead.`);
       resolved.set(src, undefined);

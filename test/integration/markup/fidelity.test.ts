@@ -49,8 +49,9 @@ describe('markup fidelity against pandoc', () => {
       const out = join(work, `${file}.docx`);
       writeFileSync(out, docx);
       // gfm: our Markdown front end implements CommonMark + GFM (remark-gfm), not pandoc's dialect.
-      const source = pandocJson(['-f', dir === 'md' ? 'gfm' : 'html', sourcePath]);
-      const ours = pandocJson(['-f', 'docx', out]); // throws if pandoc cannot read it
+      // --preserve-tabs: pandoc otherwise expands tabs in the source, while a DOCX keeps them.
+      const source = pandocJson(['-f', dir === 'md' ? 'gfm' : 'html', '--preserve-tabs', sourcePath]);
+      const ours = pandocJson(['-f', 'docx', '--track-changes=all', out]); // throws if pandoc cannot read it
       const result = compare(source, ours);
       totals.matched += result.matched;
       totals.units += result.sourceUnits.length;

@@ -55,28 +55,48 @@ function inline(raw: Json, opts: Opts): string {
     case 'Str': return i.c;
     case 'Space': case 'SoftBreak': return ' ';
     case 'LineBreak': return '\n';
-    case 'Emph': return `_${inlineText(i.c, opts)}_`;
-    case 'Strong': return `*${inlineText(i.c, opts)}*`;
-    case 'Strikeout': return `~${inlineText(i.c, opts)}~`;
-    case 'Superscript': return `^${inlineText(i.c, opts)}^`;
-    case 'Subscript': return `,${inlineText(i.c, opts)},`;
-    case 'Underline': return `+${inlineText(i.c, opts)}+`;
+    case 'Emph': return marked('_', inlineText(i.c, opts));
+    case 'Strong': return marked('*', inlineText(i.c, opts));
+    case 'Strikeout': return marked('~', inlineText(i.c, opts));
+    case 'Superscript': return marked('^', inlineText(i.c, opts));
+    case 'Subscript': return marked(',', inlineText(i.c, opts));
+    case 'Underline': return marked('+', inlineText(i.c, opts));
     case 'SmallCaps': return inlineText(i.c, opts);
-    case 'Code': return `\`${i.c[1]}\``;
+    case 'Code': return codeSpan(i.c[1]);
     // Pandoc's docx writer/reader round-trip smart quotes as characters; compare the text.
     case 'Quoted': return i.c[0].t === 'DoubleQuote' ? `\u201C${inlineText(i.c[1], opts)}\u201D` : `\u2018${inlineText(i.c[1], opts)}\u2019`;
     case 'Link': return `[${inlineText(i.c[1], opts)}](${i.c[2][0]})`;
     // Image targets differ by nature (source path vs. media/imageN in the package).
     case 'Image': return `![${inlineText(i.c[1], opts)}]`;
     case 'Note': return `^[${units(i.c, opts).join(' | ')}]`;
-    // Spans carry only attributes (bookmarks from docx, classes from HTML): keep their text.
-    case 'Span': return inlineText(i.c[1], opts);
+    // Tracked changes (read with --track-changes=all) are shown by Word as underlined
+    // insertions and struck-through deletions, which is how pandoc's HTML reader reads the
+    // <ins>/<del> they come from.
+    case 'Span':
+      if (i.c[0][1].includes('insertion')) return marked('+', inlineText(i.c[1], opts));
+      if (i.c[0][1].includes('deletion')) return marked('~', inlineText(i.c[1], opts));
+      // Other spans carry only attributes (bookmarks from docx, classes from HTML): keep their text.
+      return inlineText(i.c[1], opts);
     // Raw HTML/TeX cannot live in a DOCX (pandoc's own docx writer drops it too).
     case 'RawInline': return '';
     case 'Math': return i.c[1];
     case 'Cite': return inlineText(i.c[1], opts);
     default: return '';
   }
+}
+
+/** An empty formatted span has no run in Word and shows nothing in a browser: nothing to compare. */
+const marked = (marker: string, text: string) => (text.trim() === '' ? text : `${marker}${text}${marker}`);
+
+/**
+ * Whitespace at the edge of a code span is compared as whitespace next to it: browsers collapse
+ * it (white-space: normal) so where a space sits, inside or just outside the code, is not
+ * visible, and pandoc's HTML reader keeps spaces a browser drops.
+ */
+function codeSpan(code: string): string {
+  const trimmed = code.trim();
+  if (!trimmed) return code ? ' ' : '';
+  return `${/^\s/.test(code) ? ' ' : ''}\`${trimmed}\`${/\s$/.test(code) ? ' ' : ''}`;
 }
 
 const squash = (s: string) => s.replace(/[ \t\u00A0]+/g, ' ').replace(/ ?\n ?/g, '\n').trim();
@@ -117,11 +137,15 @@ export function units(blocks: Json[], opts: Opts): string[] {
       // block quote after the list (it does so for pandoc's own DOCX output too), so nesting
       // below the marker is not compared; the markers (with item counts) still are.
       case 'BlockQuote': out.push('QUOTE', ...units(b.c, opts)); break;
+      // An empty list (pandoc's HTML reader makes one of a <ul> holding no <li>) renders
+      // nothing and has no form in a DOCX.
       case 'BulletList':
+        if (b.c.length === 0) break;
         out.push(`UL ${b.c.length}`);
         b.c.forEach((item: Json[]) => out.push(...units(item, opts)));
         break;
       case 'OrderedList':
+        if (b.c[1].length === 0) break;
         out.push(`OL ${b.c[1].length} start=${b.c[0][0]}`);
         b.c[1].forEach((item: Json[]) => out.push(...units(item, opts)));
         break;

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
-import { dataUri, limits, part, png } from './helpers.js';
+import PizZip from 'pizzip';
+import { dataUri, limits, part, partNames, png } from './helpers.js';
 
 const convert = (html: string | Buffer, extra: Partial<Parameters<typeof htmlToDocx>[1]> = {}) =>
   htmlToDocx(typeof html === 'string' ? Buffer.from(html, 'utf8') : html, { limits, ...extra });
@@ -125,5 +126,44 @@ describe('reference document', () => {
     expect(err).toBeInstanceOf(AppError);
     expect(err.status).toBe(400);
     expect(err.message).toMatch(/reference document/);
+  });
+
+  it('embeds SVG images (data: URIs, base64 or inline) as PNG rasters of their size', async () => {
+    const svg = "<svg xmlns='http://www.w3.org/2000/svg' width='40' height='20'><rect width='40' height='20' fill='red'/></svg>";
+    const { docx, warnings } = await convert(`<p><img alt="a" src="data:image/svg+xml;utf8,${svg}"><img alt="b" src="${dataUri(Buffer.from(svg), 'image/svg+xml')}"></p>`);
+    expect(warnings).toEqual([]);
+    const media = partNames(docx).filter((n) => n.startsWith('word/media/'));
+    expect(media).toEqual(['word/media/image1.png', 'word/media/image2.png']);
+    const png = new PizZip(docx).file(media[0])!.asNodeBuffer();
+    expect(png.readUInt32BE(16)).toBe(80); // drawn at twice the CSS size
+    expect(part(docx, 'word/document.xml')).toContain(`<wp:extent cx="${40 * 9525}" cy="${20 * 9525}"/>`);
+    const broken = await convert('<p><img alt="alt text" src="data:image/svg+xml;utf8,<svg xmlns=\'http://www.w3.org/2000/svg\'><g></svg>"></p>');
+    expect(part(broken.docx, 'word/document.xml')).toContain('alt text');
+    expect(broken.warnings.join(' ')).toMatch(/SVG image .* was not embedded/);
+  });
+
+  it('percent-encodes characters URIs do not allow in hyperlink targets, keeping valid escapes', async () => {
+    const { docx } = await convert('<p><a href="http://example.com/foo bar">a</a> <a href="http://x.org/%20é?q=100%">b</a></p>');
+    const rels = part(docx, 'word/_rels/document.xml.rels');
+    expect(rels).toContain('Target="http://example.com/foo%20bar"');
+    expect(rels).toContain('Target="http://x.org/%20%C3%A9?q=100%25"');
+  });
+
+  it('keeps code inside links as code (Verbatim Char) with the hyperlink look', async () => {
+    const xml = await body('<p><a href="https://x.org/">see <code>run()</code></a></p>');
+    expect(xml).toMatch(/<w:hyperlink r:id="rId\d+" w:history="1"><w:r><w:rPr><w:rStyle w:val="Hyperlink"\/><\/w:rPr><w:t xml:space="preserve">see <\/w:t><\/w:r><w:r><w:rPr><w:rStyle w:val="VerbatimChar"\/><w:color w:val="0563C1"\/><w:u w:val="single"\/><\/w:rPr><w:t xml:space="preserve">run\(\)<\/w:t>/);
+  });
+
+  it('joins consecutive <dt>s into one term paragraph for their shared <dd>', async () => {
+    const xml = await body('<dl><dt>Cello</dt><dt>Violoncello</dt><dd>Low strings.</dd><dt>Harp</dt><dd>Plucked.</dd></dl>');
+    expect(xml).toContain('<w:pStyle w:val="DefinitionTerm"/></w:pPr><w:r><w:t xml:space="preserve">Cello</w:t></w:r><w:r><w:br/></w:r><w:r><w:t xml:space="preserve">Violoncello</w:t></w:r></w:p>');
+    expect((xml.match(/DefinitionTerm/g) ?? []).length).toBe(2);
+  });
+
+  it('takes a first row of <th> as the header row only outside an explicit <tbody>', async () => {
+    const headed = await body('<table><tr><th>X</th><th>Y</th></tr><tr><th>1</th><th>2</th></tr><tr><td>3</td><td>4</td></tr></table>');
+    expect((headed.match(/<w:tblHeader\/>/g) ?? []).length).toBe(1);
+    const explicitBody = await body('<table><tbody><tr><th>X</th><th>Y</th></tr><tr><td>1</td><td>2</td></tr></tbody></table>');
+    expect(explicitBody).not.toContain('<w:tblHeader/>');
   });
 });
