@@ -1,19 +1,12 @@
 import { createHash, sign as signBytes, type KeyObject, type X509Certificate } from 'node:crypto';
 import { canonicalize, el, type XmlElement } from './xml-node.js';
-import { RELATIONSHIP_TRANSFORM } from './relationship-transform.js';
+import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';
 
 /**
  * The XML-DSig <Signature> of an OOXML package signature, laid out as Word and LibreOffice
  * write it: an idPackageObject (Manifest of part digests + SignatureTime), an idOfficeObject
  * (SignatureInfoV1) and XAdES SignedProperties, each referenced from SignedInfo.
  */
-export const NS = {
-  dsig: 'http://www.w3.org/2000/09/xmldsig#',
-  mdssi: 'http://schemas.openxmlformats.org/package/2006/digital-signature',
-  officeDigsig: 'http://schemas.microsoft.com/office/2006/digsig',
-  xades: 'http://uri.etsi.org/01903/v1.3.2#',
-} as const;
-
 export const ALGORITHMS = {
   c14n: 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315',
   sha256: 'http://www.w3.org/2001/04/xmlenc#sha256',
@@ -125,7 +118,7 @@ export function buildSignatureXml(input: SignatureInput): string {
   const packageObj = packageObject(input);
   const officeObj = officeObject(input);
   const signedProps = signedProperties(input);
-  const qualifying = el('xd:QualifyingProperties', { Target: `#${SIGNATURE_ID}` }, [signedProps], { xd: NS.xades });
+  const qualifying = el('xd:QualifyingProperties', { Target: `#${SIGNATURE_ID}` }, [signedProps], { xd: NS.xades132 });
   // Each referenced element is hashed in its canonical form as a subset of the final document.
   const reference = (uri: string, type: string, node: XmlElement, inherited: Record<string, string>, transforms: boolean) =>
     el('Reference', { URI: uri, Type: type }, [
@@ -139,7 +132,7 @@ export function buildSignatureXml(input: SignatureInput): string {
     el('SignatureMethod', { Algorithm: algorithm.uri }),
     reference('#idPackageObject', ALGORITHMS.objectType, packageObj, dsig, false),
     reference('#idOfficeObject', ALGORITHMS.objectType, officeObj, dsig, false),
-    reference('#idSignedProperties', ALGORITHMS.signedPropertiesType, signedProps, { ...dsig, xd: NS.xades }, true),
+    reference('#idSignedProperties', ALGORITHMS.signedPropertiesType, signedProps, { ...dsig, xd: NS.xades132 }, true),
   ]);
   const signatureValue = algorithm.sign(canonicalize(signedInfo, dsig));
   const keyInfo = el('KeyInfo', {}, [
