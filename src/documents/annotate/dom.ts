@@ -1,8 +1,9 @@
 import { DOMParser, XMLSerializer, type Document, type Element, type Node } from '@xmldom/xmldom';
+import { NS } from '../ooxml/constants.js';
 
 /** Minimal DOM helpers over @xmldom/xmldom for WordprocessingML parts. */
-export const W_NS = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
-export const R_NS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+export const W_NS = NS.wordprocessingml;
+export const R_NS = NS.officeRelationships;
 
 export type { Document, Element, Node };
 

@@ -1,6 +1,7 @@
 import type { Dimension } from './types.js';
 import type { ImageAsset } from './images.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { NS } from '../ooxml/constants.js';
 
 export const EMU_PER_PX = 9525; // 96 dpi
 export const EMU_PER_TWIP = 635;
@@ -10,7 +11,7 @@ export const DEFAULT_TEXT_WIDTH_TWIPS = 9360;
 const NS_WP = 'http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing';
 const NS_A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
 const NS_PIC = 'http://schemas.openxmlformats.org/drawingml/2006/picture';
-const NS_R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+const NS_R = NS.officeRelationships;
 
 export interface Extent {
   cx: number;

@@ -1,12 +1,10 @@
 import type PizZip from 'pizzip';
+import { NS, REL, XML_DECLARATION } from '../ooxml/constants.js';
+import { relationshipsPartOf } from '../ooxml/package.js';
 import type { ImageAsset } from './images.js';
 
-const IMAGE_REL_TYPE = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/image';
-
-function relsPathFor(partPath: string): string {
-  const slash = partPath.lastIndexOf('/');
-  return `${partPath.slice(0, slash + 1)}_rels/${partPath.slice(slash + 1)}.rels`;
-}
+/** ZIP item name of the .rels part of the part stored as `partPath` (e.g. word/document.xml). */
+const relsPathFor = (partPath: string) => relationshipsPartOf(`/${partPath}`).slice(1);
 
 /**
  * Collects the images embedded while rendering and writes them into the package at the end:
@@ -81,9 +79,9 @@ export class MediaRegistry {
   private addRelationships(partPath: string, rels: Map<string, string>): void {
     const relsPath = relsPathFor(partPath);
     const existing = this.zip.file(relsPath)?.asText()
-      ?? '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"></Relationships>';
+      ?? `${XML_DECLARATION}<Relationships xmlns="${NS.relationships}"></Relationships>`;
     // Parts are in word/, so targets relative to the part are "media/…".
-    const entries = [...rels].map(([target, rId]) => `<Relationship Id="${rId}" Type="${IMAGE_REL_TYPE}" Target="${target}"/>`).join('');
+    const entries = [...rels].map(([target, rId]) => `<Relationship Id="${rId}" Type="${REL.image}" Target="${target}"/>`).join('');
     const updated = /<Relationships[^>]*\/>/.test(existing)
       ? existing.replace(/<Relationships([^>]*)\/>/, `<Relationships$1>${entries}</Relationships>`)
       : existing.replace('</Relationships>', `${entries}</Relationships>`);
