@@ -46,18 +46,9 @@ const sample = (extra: Record<string, string | Uint8Array> = {}) =>
     ...extra,
   });
 
-const expectAppError = (fn: () => unknown, status: number, code: string, message?: RegExp) => {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).status).toBe(status);
-    expect((err as AppError).code).toBe(code);
-    if (message) expect((err as AppError).message).toMatch(message);
-    return;
-  }
-  throw new Error('expected an AppError');
-};
+/** The AppError `fn` throws, checked for status, code and (optionally) message. */
+const expectAppError = (fn: () => unknown, status: number, code: string, message: RegExp = /./) =>
+  expect(fn).toThrow(expect.objectContaining({ constructor: AppError, status, code, message: expect.stringMatching(message) }));
 
 describe('OpcPackage: part names', () => {
   it('lists absolute part names in ZIP order without [Content_Types].xml', () => {
