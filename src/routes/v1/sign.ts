@@ -146,7 +146,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
       location: body.location,
       contactInfo: body.contactInfo,
     };
-    if (body.passphrase !== undefined && !p12File) {
+    // Empty is what HTML forms (Swagger UI included) send for an untouched passphrase field.
+    if (body.passphrase && !p12File) {
       throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'A passphrase was sent without a PKCS#12 file part (p12 or certificate).');
     }
     return {
