@@ -78,6 +78,19 @@ async function download(op: Locator): Promise<{ filename: string; data: Buffer }
   return { filename: file.suggestedFilename(), data: Buffer.concat(chunks) };
 }
 
+/** Screenshot of the operation from its header down to the live response (not the response docs below). */
+async function snapshot(op: Locator, name: string) {
+  // Page coordinates (a full-page clip is relative to the page, boundingBox to the viewport).
+  const box = (l: Locator) => l.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const view = globalThis as unknown as { scrollX: number; scrollY: number }; // the browser window (no DOM lib here)
+    return { x: r.x + view.scrollX, y: r.y + view.scrollY, width: r.width, bottom: r.bottom + view.scrollY };
+  });
+  const top = await box(op);
+  const live = await box(op.locator('.live-responses-table'));
+  await page.screenshot({ path: path.join(artifacts, name), fullPage: true, clip: { x: top.x, y: top.y, width: top.width, height: live.bottom - top.y + 10 } });
+}
+
 /** The row of a multipart form part in the request body table. */
 const partRow = (op: Locator, name: string) => op.locator('.opblock-section-request-body tr', { has: page.locator('.parameter__name', { hasText: new RegExp(`^\\s*${name}\\b`) }) });
 
@@ -100,6 +113,9 @@ describe('Swagger UI at /docs in Chromium', () => {
 
   it('convert: picks a DOCX in the file input and gets a PDF back', async () => {
     const op = await openTryItOut('operations-Convert-convert');
+    // The description's HTML tag names are code, not markup that strikes the rest through.
+    expect(await op.locator('.opblock-description-wrapper').innerText()).toContain('<ins>');
+    expect(await op.locator('.opblock-description-wrapper del').count()).toBe(0);
     const fileInputs = op.locator('input[type=file]');
     expect(await fileInputs.count()).toBe(2); // file and reference
     await fileInputs.first().setInputFiles(path.join(corpus, 'docx/pandoc-tables.docx'));
@@ -112,7 +128,7 @@ describe('Swagger UI at /docs in Chromium', () => {
     expect(file.filename).toBe('pandoc-tables.pdf');
     expect(file.data.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdfText(file.data)).toContain('Lebron James');
-    await op.screenshot({ path: path.join(artifacts, 'swagger-ui-convert.png') });
+    await snapshot(op, 'swagger-ui-convert.png');
   });
 
   it('annotate: the JSON example body is pre-filled; edited to a corpus template it fills the tags', async () => {
@@ -141,7 +157,7 @@ describe('Swagger UI at /docs in Chromium', () => {
     const file = await download(op);
     const docx = new PizZip(file.data);
     expect(docx.file('word/document.xml')!.asText().replace(/<[^>]+>/g, '')).toMatch(/Lovelace[\s\S]*Ada/);
-    await op.screenshot({ path: path.join(artifacts, 'swagger-ui-annotate.png') });
+    await snapshot(op, 'swagger-ui-annotate.png');
   });
 
   it('sign: the multipart form offers file pickers (file, p12) and its pre-filled parts sign a picked PDF', async () => {
@@ -160,6 +176,6 @@ describe('Swagger UI at /docs in Chromium', () => {
     expect(pdf).toContain('/ByteRange');
     expect(pdf).toContain('I agree to the terms'); // the pre-filled reason part
     expect(await liveStatus(op)).toContain('200');
-    await op.screenshot({ path: path.join(artifacts, 'swagger-ui-sign.png') });
+    await snapshot(op, 'swagger-ui-sign.png');
   });
 });

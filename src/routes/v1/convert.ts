@@ -48,7 +48,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           summary: 'Convert DOCX→PDF, Markdown/HTML→DOCX or PDF',
           description:
             'DOCX→PDF renders on warm LibreOffice processes with tracked changes (see trackedChanges), fields and tables of contents brought up to date, and linked content never fetched. ' +
-            'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for <ins>/<del>), and PDF through the same renderer. ' +
+            'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for `<ins>`/`<del>`), and PDF through the same renderer. ' +
             'Remote images are not fetched: they become their alt text, listed in the X-Docproc-Warnings header.',
           querystring: ConvertQuery,
           consumes: ['multipart/form-data'],
