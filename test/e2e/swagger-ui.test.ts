@@ -114,7 +114,7 @@ describe('Swagger UI at /docs in Chromium', () => {
   it('convert: picks a DOCX in the file input and gets a PDF back', async () => {
     const op = await openTryItOut('operations-Convert-convert');
     // The description's HTML tag names are code, not markup that strikes the rest through.
-    expect(await op.locator('.opblock-description-wrapper').innerText()).toContain('<ins>');
+    expect(await op.locator('.opblock-description-wrapper').first().innerText()).toContain('<ins>');
     expect(await op.locator('.opblock-description-wrapper del').count()).toBe(0);
     const fileInputs = op.locator('input[type=file]');
     expect(await fileInputs.count()).toBe(2); // file and reference
