@@ -171,12 +171,14 @@ export class HtmlLowering {
 
   private element(el: hast.Element, parent: Ctx, c: Container): void {
     const tag = el.tagName;
-    if (SKIPPED.has(tag) || el.properties?.hidden) return;
+    if (SKIPPED.has(tag)) return;
     const depth = parent.depth + 1;
     if (depth > this.env.maxDepth) throw nestingTooDeep(this.env.maxDepth, 'HTML elements');
     const style = parseInlineStyle(prop(el, 'style'));
-    if (style.hidden) return;
+    const hidden = style.hidden || Boolean(el.properties?.hidden);
+    if (hidden && !parent.marks.hidden && !hideableAsText(el)) return;
     const ctx: Ctx = { ...parent, depth, marks: { ...parent.marks, ...INLINE_MARKS[tag], ...style.marks } };
+    if (hidden) ctx.marks.hidden = true;
     if (style.background && !BLOCKS.has(tag) && tag !== 'td' && tag !== 'th') ctx.marks.background = style.background;
     const align = style.align ?? parseAlign(prop(el, 'align')) ?? (tag === 'center' ? 'center' : undefined);
     if (align) ctx.align = align;
@@ -434,12 +436,30 @@ function joinAdjacentTerms(blocks: Block[]): Block[] {
 }
 
 function codeBlock(el: hast.Element): Block {
-  let text = textOf(el, true).replace(/\r\n?/g, '\n');
-  if (text.startsWith('\n')) text = text.slice(1);
-  text = text.replace(/\n$/, '');
+  // The HTML parser already drops the newline right after <pre>; one inside <code> is a visible blank line.
+  const text = textOf(el, true).replace(/\r\n?/g, '\n').replace(/\n$/, '');
   const code = elementChildren(el).find((e) => e.tagName === 'code');
   const language = /(?:^|\s)(?:language|lang)-(\S+)/.exec(prop(code ?? el, 'className') ?? '')?.[1];
   return { type: 'code', text, language };
+}
+
+/** Elements whose drawing (borders, pictures, fields) hidden text cannot hide. */
+const NOT_HIDEABLE = new Set(['table', 'img', 'hr', 'svg', 'video', 'audio', 'iframe', 'object', 'embed', 'canvas', 'input', 'select', 'textarea', 'button']);
+
+/**
+ * Hidden content (display:none, visibility:hidden, the hidden attribute) is kept as Word hidden
+ * text when it is only text, as an e-mail preheader is: Word hides it as a browser does, and
+ * it stays in the document. Hidden structures (tables, images, controls) are left out.
+ */
+function hideableAsText(el: hast.Element): boolean {
+  const stack: hast.ElementContent[] = [el];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.type !== 'element') continue;
+    if (NOT_HIDEABLE.has(n.tagName)) return false;
+    append(stack, n.children);
+  }
+  return true;
 }
 
 function containsTable(el: hast.Element): boolean {

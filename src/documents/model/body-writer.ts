@@ -60,6 +60,8 @@ interface ParagraphProps {
   align?: Alignment;
   pageBreakBefore?: boolean;
   bottomBorder?: boolean;
+  /** Hides the paragraph mark too, so a paragraph of hidden text leaves no empty line. */
+  hidden?: boolean;
 }
 
 interface GridSlot {
@@ -89,6 +91,21 @@ function uriReference(url: string): string {
       return ''; // a lone surrogate cannot be encoded
     }
   });
+}
+
+/** True when every inline is hidden text (and there is at least one). */
+function allHidden(inlines: Inline[]): boolean {
+  let any = false;
+  for (const inline of inlines) {
+    if (inline.type === 'bookmark') continue;
+    if (inline.type === 'text' || inline.type === 'break') {
+      if (!inline.marks?.hidden) return false;
+    } else if (inline.type === 'link' || inline.type === 'revision') {
+      if (!allHidden(inline.children)) return false;
+    } else return false;
+    any = true;
+  }
+  return any;
 }
 
 const JC: Record<Alignment, string> = { left: 'left', center: 'center', right: 'right', justify: 'both' };
@@ -154,7 +171,7 @@ export class BodyWriter {
       style = ctx.plainStyle;
     }
     const runs = this.inlines(block.inlines, this.runContext(ctx));
-    return this.paragraph(runs, { style, indent, align: block.align ?? ctx.align, pageBreakBefore: block.pageBreakBefore });
+    return this.paragraph(runs, { style, indent, align: block.align ?? ctx.align, pageBreakBefore: block.pageBreakBefore, hidden: allHidden(block.inlines) });
   }
 
   private runContext(ctx: BlockContext): RunContext {
@@ -172,7 +189,7 @@ export class BodyWriter {
     }
     const runs = this.inlines(block.inlines, this.runContext(ctx));
     return this.paragraph(`${starts}${runs}${ends}`, {
-      style: `Heading${block.level}`, align: block.align, pageBreakBefore: block.pageBreakBefore, indent: this.plainIndent(ctx),
+      style: `Heading${block.level}`, align: block.align, pageBreakBefore: block.pageBreakBefore, indent: this.plainIndent(ctx), hidden: allHidden(block.inlines),
     });
   }
 
@@ -207,7 +224,8 @@ export class BodyWriter {
       if (first && (first.type === 'paragraph' || first.type === 'heading')) {
         const runs = this.inlines(first.inlines, this.runContext(itemCtx));
         const style = first.type === 'paragraph' && !isPlainStyle(first.style) ? first.style : itemCtx.plainStyle ?? 'ListParagraph';
-        xml += this.paragraph(checkbox + runs, { style, numbering, indent, align: first.type === 'paragraph' ? first.align : undefined });
+        const hidden = item.checked === undefined && item.blocks.every((b) => (b.type === 'paragraph' || b.type === 'heading') && allHidden(b.inlines));
+        xml += this.paragraph(checkbox + runs, { style, numbering, indent, align: first.type === 'paragraph' ? first.align : undefined, hidden });
         xml += this.blocks(rest, itemCtx);
       } else {
         xml += this.paragraph(checkbox, { style: itemCtx.plainStyle ?? 'ListParagraph', numbering, indent });
@@ -239,6 +257,7 @@ export class BodyWriter {
       pPr += `<w:ind w:left="${props.indent.left}"${hanging}/>`;
     }
     if (props.align) pPr += `<w:jc w:val="${JC[props.align]}"/>`;
+    if (props.hidden) pPr += '<w:rPr><w:vanish/></w:rPr>';
     const prefix = this.pendingPrefix;
     this.pendingPrefix = '';
     return `<w:p>${pPr ? `<w:pPr>${pPr}</w:pPr>` : ''}${prefix}${content}</w:p>`;
@@ -448,6 +467,7 @@ export class BodyWriter {
     if (marks.halfPoints) rPr += `<w:sz w:val="${marks.halfPoints}"/><w:szCs w:val="${marks.halfPoints}"/>`;
     if (marks.underline || codeLink) rPr += '<w:u w:val="single"/>';
     if (marks.background) rPr += `<w:shd w:val="clear" w:color="auto" w:fill="${marks.background}"/>`;
+    if (marks.hidden) rPr += '<w:vanish/>';
     if (marks.superscript) rPr += '<w:vertAlign w:val="superscript"/>';
     else if (marks.subscript) rPr += '<w:vertAlign w:val="subscript"/>';
     return rPr ? `<w:rPr>${rPr}</w:rPr>` : '';

@@ -19,6 +19,8 @@ export interface RunMarks {
   /** Font size in half-points (Word's unit). */
   halfPoints?: number;
   font?: string;
+  /** Hidden text (w:vanish), for content the source hides (CSS display:none). */
+  hidden?: boolean;
 }
 
 export interface TextInline {

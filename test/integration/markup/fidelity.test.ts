@@ -10,16 +10,22 @@ import { compare, pandocJson } from './fidelity.js';
 /**
  * Fidelity of every corpus .md/.html against pandoc as an independent reader (see
  * fidelity.ts for what is normalised and why). Thresholds are set from what the engine
- * reaches (overall 96.5% at the time of writing), with a small margin.
+ * reaches (overall 97.7% at the time of writing), with a small margin.
  *
- * Known, accepted per-file shortfalls: remark-gfm vs cmark-gfm disagree on some autolink
- * literals and on one task-list split; email-inlined hides display:none preheader text (we
- * drop hidden content, pandoc keeps it); SVG data: images cannot be embedded; <ins>/<del>
- * become tracked changes (pandoc's reader accepts them, so deleted text is gone).
+ * Known, accepted shortfalls (each checked unit by unit):
+ * - images we do not fetch by design (remote URLs, relative paths): we write the alt text,
+ *   pandoc reads an image; pandoc then also joins the code blocks around a vanished image
+ *   (most of turndown's misses, and lalune/movie in the pandoc files);
+ * - remark-gfm vs pandoc's commonmark reader: uppercase WWW and underscore-domain autolink
+ *   literals, a task list pandoc splits from the plain item after it (GitHub renders one list),
+ *   an indented pipe-table body, lazy footnote continuation lines;
+ * - pandoc's HTML reader ignores CSS (a bold e-mail button), reads <tt> as plain text and
+ *   keeps colspan rows unmerged when a table has no <tbody>;
+ * - an empty link target (`[Empty]()`) is written as plain text.
  */
 const CORPUS = '/work/shared/corpus';
 const limits = { maxBytes: 20 * 1024 * 1024, maxNestingDepth: 64 };
-const OVERALL_THRESHOLD = 0.95;
+const OVERALL_THRESHOLD = 0.97;
 const PER_FILE_THRESHOLD = 0.45;
 
 const files = [

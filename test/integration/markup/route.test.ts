@@ -106,11 +106,15 @@ describe('POST /v1/convert: Markdown and HTML', () => {
     expect(md.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdfText(md.rawPayload)).toMatch(/Title line\s+A paragraph with emphasis and a link\./);
 
-    const html = await convert(Buffer.from('<table><tr><th>City</th><th>Pop</th></tr><tr><td>Oslo</td><td>709000</td></tr></table>'), 'b.html', '?from=html&to=pdf');
+    const html = await convert(
+      Buffer.from('<span style="display:none">Preheader text</span><table><tr><th>City</th><th>Pop</th></tr><tr><td>Oslo</td><td>709000</td></tr></table>'),
+      'b.html', '?from=html&to=pdf',
+    );
     expect(html.statusCode).toBe(200);
     const text = pdfText(html.rawPayload, true);
     expect(text).toMatch(/City\s+Pop/);
     expect(text).toMatch(/Oslo\s+709000/);
+    expect(text).not.toContain('Preheader'); // kept as hidden text in the DOCX, not printed
   });
 
   it('detects Markdown and HTML when from is absent (to defaults to pdf)', async () => {

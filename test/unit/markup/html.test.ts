@@ -44,7 +44,19 @@ describe('htmlToDocx', () => {
     expect(xml).toContain('<w:b/><w:bCs/><w:i/><w:iCs/><w:strike/><w:color w:val="FF0000"/><w:sz w:val="28"/><w:szCs w:val="28"/><w:u w:val="single"/><w:shd w:val="clear" w:color="auto" w:fill="00FF00"/></w:rPr><w:t xml:space="preserve">styled');
     expect(xml).toContain('<w:vertAlign w:val="superscript"/></w:rPr><w:t xml:space="preserve">2');
     expect(xml).toContain('<w:vertAlign w:val="subscript"/></w:rPr><w:t xml:space="preserve">i');
-    expect(xml).not.toContain('hidden');
+    // display:none text stays in the document as Word hidden text, paragraph mark included.
+    expect(xml).toContain('<w:p><w:pPr><w:rPr><w:vanish/></w:rPr></w:pPr><w:r><w:rPr><w:vanish/></w:rPr><w:t xml:space="preserve">hidden</w:t></w:r></w:p>');
+  });
+
+  it('keeps hidden text as hidden runs but leaves hidden tables and images out', async () => {
+    const gif = 'data:image/gif;base64,R0lGODlhAQABAAAAACH5BAEKAAEALAAAAAABAAEAAAICTAEAOw==';
+    const { docx } = await convert(`<p>After <b style="visibility:hidden">secret</b> end</p><div hidden><table><tr><td>cell</td></tr></table></div><div style="display:none"><img alt="pic" src="${gif}"></div>`);
+    const xml = part(docx, 'word/document.xml');
+    expect(xml).toContain('<w:r><w:rPr><w:b/><w:bCs/><w:vanish/></w:rPr><w:t xml:space="preserve">secret</w:t></w:r>');
+    expect(xml).toContain('<w:p><w:r><w:t xml:space="preserve">After </w:t></w:r>'); // visible text: the paragraph mark stays visible
+    expect(xml).not.toContain('cell');
+    expect(xml).not.toContain('<w:tbl>');
+    expect(partNames(docx).some((n) => n.startsWith('word/media/'))).toBe(false);
   });
 
   it('ignores scripts, styles and event attributes', async () => {
