@@ -10,6 +10,7 @@ import type { Services } from '../../services.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
 import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
 import { annotateJsonExample } from './schemas/examples.js';
+import { StringEnum } from './schemas/string-enum.js';
 import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from './shared.js';
 
 const AnnotateMultipartSchema = Type.Composite(
@@ -19,7 +20,7 @@ const AnnotateMultipartSchema = Type.Composite(
 );
 
 const AnnotateQuery = Type.Object(
-  { to: Type.Optional(Type.Union([Type.Literal('docx'), Type.Literal('pdf')], { default: 'docx', description: 'docx (default) or pdf (rendered by LibreOffice)' })) },
+  { to: Type.Optional(StringEnum(['docx', 'pdf'], { default: 'docx', description: 'docx (default) or pdf (rendered by LibreOffice)' })) },
   { additionalProperties: false },
 );
 

@@ -7,18 +7,19 @@ import { uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
 import type { Services } from '../../services.js';
 import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.js';
+import { StringEnum } from './schemas/string-enum.js';
 import { sendWarnings, toBuffer } from './shared.js';
 
 const ConvertQuery = Type.Object(
   {
     from: Type.Optional(
-      Type.Union([Type.Literal('docx'), Type.Literal('md'), Type.Literal('html')], {
+      StringEnum(['docx', 'md', 'html'], {
         description: 'Source format. When absent it is detected from the content: a ZIP package is DOCX, text starting with an HTML tag is HTML, other text is Markdown.',
       }),
     ),
-    to: Type.Optional(Type.Union([Type.Literal('pdf'), Type.Literal('docx')], { default: 'pdf', description: 'Target format (default pdf). docx only from md or html.' })),
+    to: Type.Optional(StringEnum(['pdf', 'docx'], { default: 'pdf', description: 'Target format (default pdf). docx only from md or html.' })),
     trackedChanges: Type.Optional(
-      Type.Union([Type.Literal('markup'), Type.Literal('accept'), Type.Literal('reject')], {
+      StringEnum(['markup', 'accept', 'reject'], {
         default: 'markup',
         description: 'DOCX→PDF: markup shows insertions and deletions with change marks, one colour per reviewer; accept renders as if every change were accepted; reject as if every change were rejected.',
       }),

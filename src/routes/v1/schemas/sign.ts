@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './examples.js';
+import { StringEnum } from './string-enum.js';
 
 /**
  * Request/response schemas of POST /v1/sign (SuperDoc sign shape + docproc extras) and
@@ -86,7 +87,7 @@ export const SignJsonBodySchema = Type.Object({
 });
 
 export const SignQuerySchema = Type.Object({
-  to: Type.Optional(Type.Union([Type.Literal('pdf'), Type.Literal('docx')], {
+  to: Type.Optional(StringEnum(['pdf', 'docx'], {
     default: 'pdf',
     description: 'pdf (default): a DOCX is converted to PDF, then signed (PAdES). docx: a DOCX keeps its format and gets an OOXML package signature.',
   })),
