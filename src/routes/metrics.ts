@@ -13,7 +13,7 @@ export default function metricsRoutes(services: Services): FastifyPluginAsyncTyp
           tags: ['Operations'],
           summary: 'Prometheus metrics',
           description: 'Prometheus text exposition format (request counts and durations, worker and office pool state, process metrics). Needs an API key like every non-public route.',
-          response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: Type.String() } } }, ...problemResponses(401, 429, 503) },
+          response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: Type.String({ examples: ['# HELP docproc_http_requests_total HTTP requests by route and status\n# TYPE docproc_http_requests_total counter\ndocproc_http_requests_total{method="POST",route="/v1/convert",status="200"} 42\n'] }) } } }, ...problemResponses(401, 429, 503) },
         },
       },
       async (_request, reply) => {

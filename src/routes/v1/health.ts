@@ -12,7 +12,11 @@ const HealthSchema = Type.Object(
       uptime: Type.Number({ description: 'Seconds since the process started' }),
     }),
   },
-  { $id: 'Health', title: 'Health' },
+  {
+    $id: 'Health',
+    title: 'Health',
+    examples: [{ status: 'healthy', timestamp: '2025-05-01T10:00:00.000Z', version: '0.1.0', instance: { startTime: '2025-05-01T08:00:00.000Z', uptime: 7200.5 } }],
+  },
 );
 
 const CheckSchema = Type.Object({
@@ -27,7 +31,21 @@ const ReadinessSchema = Type.Object(
     timestamp: Type.String({ format: 'date-time' }),
     checks: Type.Record(Type.String(), CheckSchema),
   },
-  { $id: 'Readiness', title: 'Readiness' },
+  {
+    $id: 'Readiness',
+    title: 'Readiness',
+    examples: [
+      {
+        status: 'ready',
+        timestamp: '2025-05-01T10:00:00.000Z',
+        checks: {
+          store: { status: 'up', stats: { kind: 'redis', latencyMs: 1 } },
+          workers: { status: 'up', stats: { threads: 2, queued: 0 } },
+          office: { status: 'up', stats: { size: 2, up: 2, busy: 0, queued: 0, restarts: 0, jobs: 118 } },
+        },
+      },
+    ],
+  },
 );
 
 export type DependencyCheck = { status: 'up' | 'down'; detail?: string; stats?: Record<string, number | string | boolean> };
