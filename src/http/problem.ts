@@ -21,7 +21,26 @@ export const ProblemSchema = Type.Object(
       Type.Array(Type.Object({ field: Type.String(), issue: Type.String() }), { description: 'Per-field problems, for validation errors' }),
     ),
   },
-  { $id: 'Problem', title: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details' },
+  {
+    $id: 'Problem',
+    title: 'Problem',
+    additionalProperties: true,
+    description: 'RFC 9457 problem details',
+    examples: [
+      {
+        type: 'urn:docproc:problem:validation-error',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request is invalid: querystring.email must match format "email".',
+        instance: '/v1/auth/register',
+        code: 'VALIDATION_ERROR',
+        requestId: '3f0c9a52-8d1e-4f7b-9a55-0d6c2b1e7a10',
+        error: 'Bad Request',
+        message: 'The request is invalid: querystring.email must match format "email".',
+        details: [{ field: 'querystring.email', issue: 'must match format "email"' }],
+      },
+    ],
+  },
 );
 
 export type Problem = Static<typeof ProblemSchema> & Record<string, unknown>;
