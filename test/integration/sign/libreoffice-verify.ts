@@ -41,7 +41,8 @@ export function libreOfficeVerifyPdf(documents: Buffer[], nssDir?: string): Prom
 async function runVerifier(script: string, extension: string, documents: Buffer[], nssDir?: string): Promise<LibreOfficeSignature[][]> {
   const dir = mkdtempSync(path.join(tmpdir(), 'docproc-lo-sign-'));
   const pipe = `docproc-sign-${process.pid}-${Date.now()}`;
-  const env = { ...process.env, ...(nssDir ? { MOZILLA_CERTIFICATE_FOLDER: `sql:${nssDir}` } : {}) };
+  // TMPDIR inside the private dir: LibreOffice's own lu*.tmp scratch files go away with it.
+  const env = { ...process.env, TMPDIR: dir, ...(nssDir ? { MOZILLA_CERTIFICATE_FOLDER: `sql:${nssDir}` } : {}) };
   const soffice = spawn('soffice', ['--headless', '--invisible', '--norestore', '--nologo', `-env:UserInstallation=file://${dir}/profile`, `--accept=pipe,name=${pipe};urp;`], {
     stdio: 'ignore', detached: true, env,
   });
