@@ -163,6 +163,30 @@ describe('markdownToDocx', () => {
     expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
   });
 
+  // Inline patterns micromark resolves in super-linear time are refused before parsing, fast.
+  it.each([
+    ['nested images', '!['.repeat(10_000) + 'a' + '](b)'.repeat(10_000)],
+    ['nested brackets', '['.repeat(20_000) + 'a' + ']'.repeat(20_000)],
+    ['nested emphasis in one run', '*'.repeat(25_000) + 'a' + '*'.repeat(25_000)],
+    ['nested emphasis in separate runs', '*a '.repeat(5_000) + 'b* '.repeat(5_000)],
+    ['a paragraph of 20 000 link openers', '[a]('.repeat(20_000)],
+    ['a paragraph of 20 000 reference-like labels', '[a] '.repeat(20_000)],
+    ['50 000 underscores across lines of one paragraph', 'x_y_z\n'.repeat(25_000)],
+  ])('refuses %s with 422 DOCUMENT_TOO_COMPLEX in well under a second', async (_, md) => {
+    const started = performance.now();
+    const err = await convert(md).catch((e) => e);
+    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('accepts busy but ordinary inline markup: emphasis, links, unclosed openers, snake_case across paragraphs', async () => {
+    const paragraph = '*a* **b** [link](http://x.org/a_b) `c` '.repeat(500);
+    const md = `${paragraph}\n\n${'*note '.repeat(300)}\n\n${Array.from({ length: 3000 }, (_, i) => `- item_${i}_x **bold** [l](u)`).join('\n')}\n`;
+    const xml = await body(md);
+    expect(xml).toContain('item_2999_x');
+    expect((xml.match(/<w:hyperlink /g) ?? []).length).toBe(3500);
+  });
+
   it('accepts nesting at the limit', async () => {
     const xml = await body('>'.repeat(32) + ' deep');
     expect(xml).toContain('deep');
