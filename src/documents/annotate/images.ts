@@ -1,4 +1,5 @@
 import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import { readImageInfo } from '../images/image-info.js';
 import { assertSvgSize, rasteriseSvg, SVG_LIMITS } from './svg.js';
 
 /**
@@ -23,46 +24,11 @@ export const IMAGE_LIMITS = {
 const badImage = (where: string, issue: string) =>
   new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
 
-function readJpegSize(buf: Buffer): { width: number; height: number } | null {
-  let offset = 2;
-  while (offset + 9 < buf.length) {
-    if (buf[offset] !== 0xff) {
-      offset++;
-      continue;
-    }
-    const marker = buf[offset + 1];
-    if (marker === 0xff) {
-      offset++;
-      continue;
-    }
-    // Standalone markers carry no length.
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      offset += 2;
-      continue;
-    }
-    const length = buf.readUInt16BE(offset + 2);
-    const isStartOfFrame = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
-    if (isStartOfFrame) {
-      return { height: buf.readUInt16BE(offset + 5), width: buf.readUInt16BE(offset + 7) };
-    }
-    if (length < 2) return null;
-    offset += 2 + length;
-  }
-  return null;
-}
+const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif' } as const;
 
 function sniff(buf: Buffer): Omit<ImageAsset, 'bytes'> | 'svg' | null {
-  if (buf.length >= 24 && buf.readUInt32BE(0) === 0x89504e47 && buf.toString('latin1', 12, 16) === 'IHDR') {
-    return { extension: 'png', contentType: 'image/png', widthPx: buf.readUInt32BE(16), heightPx: buf.readUInt32BE(20) };
-  }
-  if (buf.length >= 10 && (buf.toString('latin1', 0, 6) === 'GIF87a' || buf.toString('latin1', 0, 6) === 'GIF89a')) {
-    return { extension: 'gif', contentType: 'image/gif', widthPx: buf.readUInt16LE(6), heightPx: buf.readUInt16LE(8) };
-  }
-  if (buf.length >= 4 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) {
-    const size = readJpegSize(buf);
-    if (!size) return null;
-    return { extension: 'jpeg', contentType: 'image/jpeg', widthPx: size.width, heightPx: size.height };
-  }
+  const info = readImageInfo(buf);
+  if (info) return { extension: info.format, contentType: CONTENT_TYPES[info.format], widthPx: info.width, heightPx: info.height };
   const head = buf.toString('utf8', 0, Math.min(buf.length, 4096)).trimStart();
   if (head.startsWith('<') && /<svg[\s>]/i.test(head)) return 'svg';
   return null;

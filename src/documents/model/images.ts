@@ -2,7 +2,7 @@ import { AppError } from '../../errors/app-error.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import { parseImage } from '../annotate/images.js';
 import { loadSvgRenderer } from '../annotate/svg.js';
-import { readImageInfo } from './image-info.js';
+import { readImageInfo } from '../images/image-info.js';
 import type { ImageInline } from './types.js';
 
 /**

@@ -22,7 +22,11 @@ const SOF_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xc
 function jpegInfo(b: Uint8Array): ImageInfo | undefined {
   let i = 2;
   while (i + 9 < b.length) {
-    if (b[i] !== 0xff) return undefined;
+    if (b[i] !== 0xff) {
+      // Tolerate fill bytes between segments, as decoders do.
+      i++;
+      continue;
+    }
     const marker = b[i + 1];
     if (marker === 0xff) {
       i++;
@@ -33,6 +37,7 @@ function jpegInfo(b: Uint8Array): ImageInfo | undefined {
       continue;
     }
     const length = (b[i + 2] << 8) | b[i + 3];
+    if (length < 2) return undefined;
     if (SOF_MARKERS.has(marker)) {
       return { format: 'jpeg', height: (b[i + 5] << 8) | b[i + 6], width: (b[i + 7] << 8) | b[i + 8] };
     }
