@@ -108,6 +108,21 @@ describe('office pool supervision', () => {
     expect(pool.stats()).toMatchObject({ size: 1, up: 1, restarts: 1, jobs: 3 });
   });
 
+  it('recycles a process whose memory passes maxRssBytes', async () => {
+    // Any running soffice is above one megabyte, so the first job's report triggers the recycle.
+    const pool = newPool({ size: 1, maxRssBytes: 1024 * 1024 });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    const first = pool.processGroups()[0]!.pgid;
+    expect(isPdf(await pool.convertToPdf(SMALL))).toBe(true);
+    expect(restarts).toEqual([{ reason: 'max-rss', slot: 0 }]);
+    // The replacement serves the next job (and, being above the limit too, is recycled after it).
+    expect(isPdf(await pool.convertToPdf(SMALL))).toBe(true);
+    expect(restarts.map((r) => r.reason)).toEqual(['max-rss', 'max-rss']);
+    expect(liveMembers(first)).toEqual([]);
+  });
+
   it('refuses with 503 and Retry-After when the queue is full', async () => {
     const pool = newPool({ size: 1, maxQueue: 1 });
     await pool.start();
