@@ -37,7 +37,7 @@ export interface Services {
   /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
   renderPdf(docx: Buffer, options: RenderOptions): Promise<Buffer>;
   /** Throws the same 503 up front, before work whose result would only be rendered. */
-  assertCanRenderPdf(): void;
+  assertCanRenderPdf(): OfficePool;
   readiness(): Promise<Record<string, DependencyCheck>>;
   close(): Promise<void>;
 }
@@ -91,6 +91,10 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
     return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
   };
+  const assertCanRenderPdf = () => {
+    if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
+    return office;
+  };
 
   return {
     config,
@@ -109,12 +113,9 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       return signingSetup;
     },
     office,
-    assertCanRenderPdf() {
-      if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
-    },
+    assertCanRenderPdf,
     async renderPdf(docx, options) {
-      this.assertCanRenderPdf();
-      return convertDocxToPdf(office!, docx, options);
+      return convertDocxToPdf(assertCanRenderPdf(), docx, options);
     },
     async readiness() {
       const stats = workers.stats;
