@@ -64,10 +64,32 @@ interface ParagraphProps {
   hidden?: boolean;
 }
 
+/** Word's limit on the columns of one table. */
+const MAX_WORD_COLUMNS = 63;
+
 interface GridSlot {
   cell?: TableCell;
   span: number;
   vMerge?: 'restart' | 'continue';
+}
+
+/**
+ * The columns [from, to) of a laid-out table. A cell that starts left of `from` and spans into
+ * the slice leaves an empty cell there (with its vertical merge), so every row stays full width.
+ */
+function sliceColumns(rows: GridSlot[][], from: number, to: number): GridSlot[][] {
+  return rows.map((slots) => {
+    const out: GridSlot[] = [];
+    let col = 0;
+    for (const slot of slots) {
+      const start = col;
+      col += slot.span;
+      const span = Math.min(col, to) - Math.max(start, from);
+      if (span <= 0) continue;
+      out.push(start >= from ? { ...slot, span } : { span, vMerge: slot.vMerge });
+    }
+    return out;
+  });
 }
 
 /** w:date must be an xsd:dateTime; anything unparseable is left out rather than written. */
@@ -283,7 +305,7 @@ export class BodyWriter {
       let col = 0;
       for (const cell of row.cells) {
         col = flushMerges(slots, col, Number.MAX_SAFE_INTEGER);
-        const span = Math.max(1, Math.min(cell.colSpan, 63));
+        const span = Math.max(1, Math.min(cell.colSpan, MAX_WORD_COLUMNS));
         const rowSpan = Math.max(1, cell.rowSpan);
         slots.push({ cell, span, vMerge: rowSpan > 1 ? 'restart' : undefined });
         merges[col] = rowSpan > 1 ? { remaining: rowSpan - 1, span } : undefined;
@@ -312,6 +334,21 @@ export class BodyWriter {
     if (table.rows.length === 0) return '';
     const { rows, columns } = this.layoutGrid(table);
     if (columns === 0) return '';
+    let xml = '';
+    if (table.caption && table.caption.length > 0) {
+      xml += this.paragraph(this.inlines(table.caption, this.runContext(ctx)), { style: 'Caption', indent: this.plainIndent(ctx) });
+    }
+    // Word refuses tables wider than 63 columns: wider ones become side-by-side slices of at
+    // most 63 columns, one after the other, each keeping the header rows.
+    const slices: string[] = [];
+    for (let from = 0; from < columns; from += MAX_WORD_COLUMNS) {
+      const to = Math.min(columns, from + MAX_WORD_COLUMNS);
+      slices.push(this.tableXml(table, sliceColumns(rows, from, to), to - from, from, ctx));
+    }
+    return xml + slices.join('<w:p/>');
+  }
+
+  private tableXml(table: TableBlock, rows: GridSlot[][], columns: number, firstColumn: number, ctx: BlockContext): string {
     const width = Math.max(columns * 200, ctx.width);
     const colWidth = Math.floor(width / columns);
     const headerRows = table.rows.findIndex((r) => !r.header);
@@ -319,16 +356,12 @@ export class BodyWriter {
     const style = table.layout ? 'LayoutTable' : 'TableGrid';
     const look = `<w:tblLook w:val="${headerCount > 0 ? '04A0' : '0480'}" w:firstRow="${headerCount > 0 ? 1 : 0}" w:lastRow="0" w:firstColumn="0" w:lastColumn="0" w:noHBand="1" w:noVBand="1"/>`;
     const tblInd = ctx.indent > 0 ? `<w:tblInd w:w="${ctx.indent}" w:type="dxa"/>` : '';
-    let xml = '';
-    if (table.caption && table.caption.length > 0) {
-      xml += this.paragraph(this.inlines(table.caption, this.runContext(ctx)), { style: 'Caption', indent: this.plainIndent(ctx) });
-    }
-    xml += `<w:tbl><w:tblPr><w:tblStyle w:val="${style}"/><w:tblW w:w="${colWidth * columns}" w:type="dxa"/>${tblInd}<w:tblLayout w:type="fixed"/>${look}</w:tblPr>`;
+    let xml = `<w:tbl><w:tblPr><w:tblStyle w:val="${style}"/><w:tblW w:w="${colWidth * columns}" w:type="dxa"/>${tblInd}<w:tblLayout w:type="fixed"/>${look}</w:tblPr>`;
     xml += `<w:tblGrid>${`<w:gridCol w:w="${colWidth}"/>`.repeat(columns)}</w:tblGrid>`;
     rows.forEach((slots, r) => {
       const trPr = r < headerCount ? '<w:trPr><w:tblHeader/></w:trPr>' : '';
       xml += `<w:tr>${trPr}`;
-      let col = 0;
+      let col = firstColumn;
       for (const slot of slots) {
         xml += this.tableCell(slot, colWidth, table.columnAlign?.[col], ctx);
         col += slot.span;
