@@ -41,6 +41,8 @@ export interface Config {
     maxRssBytes: number;
   };
   urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number };
+  /** Hosts whose images Markdown/HTML conversions may fetch (exact or *.example.com); empty = none. */
+  remoteImageHosts: string[];
   signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
   shutdownGraceMs: number;
 }
@@ -91,6 +93,14 @@ function readOneOf(env: Env, name: string, allowed: string[], fallback: string):
   if (!raw) return fallback;
   if (!allowed.includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw;
+}
+
+function readHostList(env: Env, name: string): string[] {
+  const hosts = (env[name] ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const host of hosts) {
+    if (!/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(host)) throw new ConfigError(name, `must be a comma-separated list of host names (e.g. images.example.com,*.cdn.example.net), got "${host}"`);
+  }
+  return hosts;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -145,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: readInt(env, 'URL_INPUT_MAX_BYTES', 25 * 1024 * 1024, 1024),
       timeoutMs: readInt(env, 'URL_INPUT_TIMEOUT_MS', 10_000, 100),
     },
+    remoteImageHosts: readHostList(env, 'REMOTE_IMAGE_HOSTS'),
     signing: {
       p12: env.SIGNING_P12?.trim() || undefined,
       p12Password: env.SIGNING_P12_PASSWORD ?? '',

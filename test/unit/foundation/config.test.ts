@@ -20,6 +20,7 @@ describe('configuration from the environment', () => {
     ['API_KEY_PEPPER', 'short', /API_KEY_PEPPER must be at least 16/],
     ['ALLOW_URL_INPUTS', 'maybe', /ALLOW_URL_INPUTS must be true or false/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+    ['REMOTE_IMAGE_HOSTS', 'good.example.com,bad host', /REMOTE_IMAGE_HOSTS must be a comma-separated list/],
   ])('names the bad variable %s=%s', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
