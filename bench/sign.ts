@@ -3,7 +3,8 @@
  * without the audit page, p50/p95 and signatures/s at concurrency 1 and 4:
  *   - the engine in-process (c=1), and through the Piscina pool (task signPdfTask, c=1 and c=4);
  *   - a bare @signpdf sign of the same file (plain placeholder + P12Signer) for comparison.
- *   npx tsx bench/sign.ts [--iterations 100] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ *   npx tsx bench/sign.ts [--iterations 100] [--audit-page] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ * --audit-page signs with the audit-trail page (embedded DejaVu subset fonts) instead of without.
  * --docx also measures OOXML package signing of that DOCX (to=docx; task signDocxTask).
  * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
  * runs bare @signpdf in this process at the same concurrencies for comparison.
@@ -25,7 +26,7 @@ import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignRequest } from '../src/documents/sign/types.js';
 import type { SignTaskInput, SignTaskOutput } from '../workers/sign.js';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, docx: { type: 'string' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, 'audit-page': { type: 'boolean', default: false }, docx: { type: 'string' } } });
 const docx = values.docx ? readFileSync(values.docx) : undefined;
 const iterations = Number(values.iterations);
 
@@ -57,7 +58,7 @@ const large = await buildPdf(50, 940);
 const request: SignRequest = {
   signer: { name: 'Bench Signer', email: 'bench@example.com' },
   auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }],
-  certificate: { enabled: false },
+  certificate: { enabled: values['audit-page'] },
 };
 
 const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>

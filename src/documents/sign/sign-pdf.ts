@@ -89,7 +89,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
   if (isFieldAppearance(request.appearance)) edits.fillSignatureField(signatureRef, request.appearance, appearanceText);
   else edits.addSignatureField(signatureRef, request.appearance as RectAppearance | undefined, appearanceText);
-  edits.finish();
+  await edits.finish();
 
   const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };
   const size = await contentsSize(signer, options);

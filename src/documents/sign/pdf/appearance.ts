@@ -1,8 +1,9 @@
-import { formatNumber, showText, textWidth } from './text.js';
+import { textWidth, type ShowText } from './fonts.js';
+import { formatNumber } from './text.js';
 
 /**
  * The visible signature's normal appearance (/AP /N): a thin frame and the signer's name,
- * signing time and reason in Helvetica, scaled down to fit the box.
+ * signing time and reason in the revision's regular font, scaled down to fit the box.
  */
 export interface AppearanceText {
   signerName: string;
@@ -21,7 +22,7 @@ export function appearanceLines(text: AppearanceText): string[] {
 }
 
 /** Content stream for a form XObject with BBox [0 0 width height]; font resource /F1. */
-export function appearanceContent(text: AppearanceText, width: number, height: number): string {
+export function appearanceContent(text: AppearanceText, width: number, height: number, showText: ShowText): string {
   const lines = appearanceLines(text);
   const padding = Math.min(4, width / 10, height / 10);
   const widest = Math.max(...lines.map((l) => textWidth(l, 'regular', 1)));

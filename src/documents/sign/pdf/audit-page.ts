@@ -1,9 +1,10 @@
 import { summariseEventData } from '../audit.js';
 import type { AuditRecord } from '../types.js';
-import { formatNumber, showText, wrapText, type FontKey } from './text.js';
+import type { FontKey, ShowText } from './fonts.js';
+import { formatNumber, wrapText } from './text.js';
 
 /**
- * Lays out the audit-trail certificate as page content streams (Helvetica, WinAnsi),
+ * Lays out the audit-trail certificate as page content streams (DejaVu Sans, see fonts.ts),
  * wrapping long values and continuing on as many pages as needed.
  */
 export interface PageSize {
@@ -86,8 +87,8 @@ function toLines(items: Block[], contentWidth: number): DrawnLine[] {
 
 const FONT_RESOURCE: Record<FontKey, string> = { regular: '/F1', bold: '/F2' };
 
-/** Content streams, one per page; fonts are /F1 (Helvetica) and /F2 (Helvetica-Bold). */
-export function auditPageContents(record: AuditRecord, page: PageSize): string[] {
+/** Content streams, one per page; fonts are /F1 (regular) and /F2 (bold). */
+export function auditPageContents(record: AuditRecord, page: PageSize, showText: ShowText): string[] {
   const contentWidth = page.width - 2 * MARGIN;
   const lines = toLines(blocks(record), contentWidth);
   const bottom = MARGIN + 24;

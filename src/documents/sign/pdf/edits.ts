@@ -7,7 +7,8 @@ import { appearanceContent, type AppearanceText } from './appearance.js';
 import { auditPageContents } from './audit-page.js';
 import type { IncrementalUpdate } from './incremental.js';
 import { decodeTextString, listFields, lookupArray, lookupDict, type PdfStructure } from './structure.js';
-import { BASE_FONT, formatNumber, pdfDate, pdfTextString, type FontKey } from './text.js';
+import { RevisionFonts } from './fonts.js';
+import { formatNumber, pdfDate, pdfTextString } from './text.js';
 
 /**
  * The object-level edits of a signing revision. Existing objects are cloned, changed and
@@ -17,22 +18,13 @@ import { BASE_FONT, formatNumber, pdfDate, pdfTextString, type FontKey } from '.
 export class RevisionEdits {
   readonly catalog: PDFDict;
   private catalogChanged = false;
-  private readonly fonts = new Map<FontKey, PDFRef>();
+  private readonly fonts: RevisionFonts;
   private readonly context: PDFContext;
 
   constructor(private readonly structure: PdfStructure, private readonly update: IncrementalUpdate) {
     this.context = structure.context;
     this.catalog = structure.catalog.clone(this.context);
-  }
-
-  private font(key: FontKey): PDFRef {
-    let ref = this.fonts.get(key);
-    if (!ref) {
-      ref = this.update.allocate();
-      this.update.set(ref, `<</Type /Font /Subtype /Type1 /BaseFont /${BASE_FONT[key]} /Encoding /WinAnsiEncoding>>`);
-      this.fonts.set(key, ref);
-    }
-    return ref;
+    this.fonts = new RevisionFonts(update);
   }
 
   /**
@@ -59,11 +51,11 @@ export class RevisionEdits {
     if (!(pagesRef instanceof PDFRef) || !pagesDict) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF page tree cannot be extended; sign without the audit page (certificate.enabled=false).');
     const size = this.structure.firstPageSize;
     const page = size.width >= 200 && size.width <= 3000 && size.height >= 200 && size.height <= 3000 ? size : { width: 595.28, height: 841.89 };
-    const streams = auditPageContents(contents, page);
+    const streams = auditPageContents(contents, page, this.fonts.show);
     const pages = pagesDict.clone(this.context);
     const kidsValue = pagesDict.get(PDFName.of('Kids'));
     const kids = this.cloneArray(kidsValue);
-    const resources = `<</Font <</F1 ${this.font('regular')} /F2 ${this.font('bold')}>> /ProcSet [/PDF /Text]>>`;
+    const resources = `<</Font <</F1 ${this.fonts.ref('regular')} /F2 ${this.fonts.ref('bold')}>> /ProcSet [/PDF /Text]>>`;
     for (const stream of streams) {
       const contentRef = this.update.allocate();
       this.update.setStream(contentRef, ' /Filter /FlateDecode', deflateSync(Buffer.from(stream, 'latin1')));
@@ -133,8 +125,8 @@ export class RevisionEdits {
 
   private appearanceStream(text: AppearanceText, width: number, height: number): PDFRef {
     const ref = this.update.allocate();
-    const content = Buffer.from(appearanceContent(text, width, height), 'latin1');
-    this.update.setStream(ref, ` /Type /XObject /Subtype /Form /BBox [0 0 ${formatNumber(width)} ${formatNumber(height)}] /Resources <</Font <</F1 ${this.font('regular')}>>>>`, content);
+    const content = Buffer.from(appearanceContent(text, width, height, this.fonts.show), 'latin1');
+    this.update.setStream(ref, ` /Type /XObject /Subtype /Form /BBox [0 0 ${formatNumber(width)} ${formatNumber(height)}] /Resources <</Font <</F1 ${this.fonts.ref('regular')}>>>>`, content);
     return ref;
   }
 
@@ -218,7 +210,9 @@ export class RevisionEdits {
     this.touchAcroForm();
   }
 
-  finish(): void {
+  /** Writes what is collected until now: the fonts with every glyph drawn, the catalog. */
+  async finish(): Promise<void> {
+    await this.fonts.write();
     if (this.catalogChanged) this.update.set(this.structure.rootRef, this.catalog.toString());
   }
 }

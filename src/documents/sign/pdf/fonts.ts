@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { deflateSync } from 'node:zlib';
+import fontkit, { type Font, type Glyph, type Subset } from '@pdf-lib/fontkit';
+import type { PDFRef } from 'pdf-lib';
+import { AppError, ErrorCode } from '../../../errors/app-error.js';
+import type { IncrementalUpdate } from './incremental.js';
+
+/**
+ * The fonts of the audit page and the signature appearance: DejaVu Sans and DejaVu Sans Bold
+ * (Debian fonts-dejavu-core), embedded as subsets in Type0/CIDFontType2 fonts with Identity-H
+ * encoding and a /ToUnicode CMap, so names in any script DejaVu covers print and stay
+ * extractable. Code points DejaVu has no glyph for (CJK, for one) print as '?'. Text is drawn
+ * in logical order without shaping: right-to-left scripts show their letters left to right.
+ */
+export type FontKey = 'regular' | 'bold';
+
+const FONT_DIR = '/usr/share/fonts/truetype/dejavu';
+const FONT_FILES: Record<FontKey, string> = { regular: 'DejaVuSans.ttf', bold: 'DejaVuSans-Bold.ttf' };
+const STEM_V: Record<FontKey, number> = { regular: 80, bold: 140 };
+const MISSING = '?';
+
+interface LoadedFont {
+  font: Font;
+  /** Glyph per code point (undefined when the font has none); bounded by the font's cmap. */
+  glyphs: Map<number, Glyph | undefined>;
+}
+
+/** Parsed once per process (each worker thread has its own copy). */
+const loaded = new Map<FontKey, LoadedFont>();
+
+function loadFont(key: FontKey): LoadedFont {
+  let entry = loaded.get(key);
+  if (!entry) {
+    const file = path.join(FONT_DIR, FONT_FILES[key]);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch {
+      throw new AppError(500, ErrorCode.SIGNING_ERROR,
+        `The audit page font ${file} is not installed on this server (Debian package fonts-dejavu-core). Sign with certificate.enabled=false, or ask the operator to install it.`);
+    }
+    entry = { font: fontkit.create(bytes), glyphs: new Map() };
+    loaded.set(key, entry);
+  }
+  return entry;
+}
+
+function glyphFor(entry: LoadedFont, codePoint: number): Glyph | undefined {
+  if (entry.glyphs.has(codePoint)) return entry.glyphs.get(codePoint);
+  const glyph = entry.font.hasGlyphForCodePoint(codePoint) ? entry.font.glyphForCodePoint(codePoint) : undefined;
+  entry.glyphs.set(codePoint, glyph);
+  return glyph;
+}
+
+const CONTROL = /[\p{Cc}\p{Cs}]/u;
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+
+/**
+ * The text as it will be drawn: NFC, line breaks and tabs as spaces, other control characters
+ * and code points without a glyph as '?', invisible format characters without a glyph dropped.
+ */
+export function printable(text: string, key: FontKey): string {
+  const entry = loadFont(key);
+  let out = '';
+  for (const ch of text.normalize('NFC')) {
+    if (ch === '\t' || ch === '\n' || ch === '\r') { out += ' '; continue; }
+    if (CONTROL.test(ch)) { out += MISSING; continue; }
+    if (glyphFor(entry, ch.codePointAt(0)!)) { out += ch; continue; }
+    if (!IGNORABLE.test(ch)) out += MISSING;
+  }
+  return out;
+}
+
+/** Width in points of already printable text. */
+export function printableWidth(text: string, key: FontKey, size: number): number {
+  const entry = loadFont(key);
+  let units = 0;
+  for (const ch of text) units += glyphFor(entry, ch.codePointAt(0)!)?.advanceWidth ?? 0;
+  return (units * size) / entry.font.unitsPerEm;
+}
+
+export const textWidth = (text: string, key: FontKey, size: number) => printableWidth(printable(text, key), key, size);
+
+/** Draws text with one of the revision's fonts: the "<hex>" operand for Tj. */
+export type ShowText = (text: string, key: FontKey) => string;
+
+const hex4 = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
+
+function utf16Hex(text: string): string {
+  return Buffer.from(text, 'utf16le').swap16().toString('hex').toUpperCase();
+}
+
+/** One subset font of a revision: collects the glyphs drawn, then writes the font objects. */
+class FontSubset {
+  private readonly subset: Subset;
+  /** CID (= glyph id in the subset) → the glyph and the text it stands for. */
+  private readonly used = new Map<number, { glyph: Glyph; text: string }>();
+
+  constructor(private readonly key: FontKey, readonly ref: PDFRef) {
+    this.subset = loadFont(key).font.createSubset();
+  }
+
+  encode(text: string): string {
+    const entry = loadFont(this.key);
+    let hex = '';
+    for (const ch of printable(text, this.key)) {
+      const glyph = glyphFor(entry, ch.codePointAt(0)!)!;
+      const cid = this.subset.includeGlyph(glyph);
+      if (!this.used.has(cid)) this.used.set(cid, { glyph, text: ch });
+      hex += hex4(cid);
+    }
+    return `<${hex}>`;
+  }
+
+  private encodeFontFile(): Promise<Buffer> {
+    return new Promise((resolve) => {
+      const parts: Uint8Array[] = [];
+      this.subset.encodeStream()
+        .on('data', (chunk) => parts.push(chunk))
+        .on('end', () => resolve(Buffer.concat(parts)));
+    });
+  }
+
+  /** Subset tag: six capitals derived from the glyph set, as the PDF spec asks of subsets. */
+  private baseFont(postscriptName: string): string {
+    const digest = createHash('sha256').update(postscriptName).update([...this.used.keys()].map((cid) => this.used.get(cid)!.glyph.id).join(',')).digest();
+    const tag = [...digest.subarray(0, 6)].map((b) => String.fromCharCode(65 + (b % 26))).join('');
+    return `${tag}+${postscriptName.replace(/[^A-Za-z0-9-]/g, '')}`;
+  }
+
+  private widths(scale: number): string {
+    const cids = [...this.used.keys()].sort((a, b) => a - b);
+    const runs: string[] = [];
+    let start = -1;
+    let run: string[] = [];
+    cids.forEach((cid, i) => {
+      if (i === 0 || cid !== cids[i - 1] + 1) {
+        if (run.length) runs.push(`${start} [${run.join(' ')}]`);
+        start = cid;
+        run = [];
+      }
+      run.push(String(Math.round(this.used.get(cid)!.glyph.advanceWidth * scale)));
+    });
+    if (run.length) runs.push(`${start} [${run.join(' ')}]`);
+    return runs.join(' ');
+  }
+
+  private toUnicode(): Buffer {
+    const entries = [...this.used.entries()].sort((a, b) => a[0] - b[0]);
+    const chunks: string[] = [];
+    for (let i = 0; i < entries.length; i += 100) {
+      const slice = entries.slice(i, i + 100);
+      chunks.push(`${slice.length} beginbfchar\n${slice.map(([cid, u]) => `<${hex4(cid)}> <${utf16Hex(u.text)}>`).join('\n')}\nendbfchar`);
+    }
+    return Buffer.from([
+      '/CIDInit /ProcSet findresource begin', '12 dict begin', 'begincmap',
+      '/CIDSystemInfo <</Registry (Adobe) /Ordering (UCS) /Supplement 0>> def',
+      '/CMapName /Adobe-Identity-UCS def', '/CMapType 2 def',
+      '1 begincodespacerange', '<0000> <FFFF>', 'endcodespacerange',
+      ...chunks,
+      'endcmap', 'CMapName currentdict /CMap defineresource pop', 'end', 'end',
+    ].join('\n'), 'latin1');
+  }
+
+  async write(update: IncrementalUpdate): Promise<void> {
+    const { font } = loadFont(this.key);
+    const scale = 1000 / font.unitsPerEm;
+    const n = (v: number) => Math.round(v * scale);
+    const baseFont = this.baseFont(font.postscriptName ?? FONT_FILES[this.key].replace(/\.ttf$/, ''));
+    const fontFile = await this.encodeFontFile();
+    const [fileRef, descriptorRef, cidRef, cmapRef] = [update.allocate(), update.allocate(), update.allocate(), update.allocate()];
+    update.setStream(fileRef, ` /Length1 ${fontFile.length} /Filter /FlateDecode`, deflateSync(fontFile));
+    const { minX, minY, maxX, maxY } = font.bbox;
+    const capHeight = font.capHeight || font.ascent;
+    update.set(descriptorRef, `<</Type /FontDescriptor /FontName /${baseFont} /Flags 4 /FontBBox [${[minX, minY, maxX, maxY].map(n).join(' ')}] ` +
+      `/ItalicAngle ${font.italicAngle} /Ascent ${n(font.ascent)} /Descent ${n(font.descent)} /CapHeight ${n(capHeight)} /StemV ${STEM_V[this.key]} /FontFile2 ${fileRef}>>`);
+    update.set(cidRef, `<</Type /Font /Subtype /CIDFontType2 /BaseFont /${baseFont} /CIDSystemInfo <</Registry (Adobe) /Ordering (Identity) /Supplement 0>> ` +
+      `/FontDescriptor ${descriptorRef} /CIDToGIDMap /Identity /DW 1000 /W [${this.widths(scale)}]>>`);
+    update.setStream(cmapRef, ' /Filter /FlateDecode', deflateSync(this.toUnicode()));
+    update.set(this.ref, `<</Type /Font /Subtype /Type0 /BaseFont /${baseFont} /Encoding /Identity-H /DescendantFonts [${cidRef}] /ToUnicode ${cmapRef}>>`);
+  }
+}
+
+/**
+ * The fonts one signing revision draws with. `ref` reserves the Type0 font object the first
+ * time a font is used; `write` adds every used font's objects to the same incremental update.
+ */
+export class RevisionFonts {
+  private readonly subsets = new Map<FontKey, FontSubset>();
+
+  constructor(private readonly update: IncrementalUpdate) {}
+
+  private subsetFor(key: FontKey): FontSubset {
+    let subset = this.subsets.get(key);
+    if (!subset) {
+      subset = new FontSubset(key, this.update.allocate());
+      this.subsets.set(key, subset);
+    }
+    return subset;
+  }
+
+  ref(key: FontKey): PDFRef {
+    return this.subsetFor(key).ref;
+  }
+
+  readonly show: ShowText = (text, key) => this.subsetFor(key).encode(text);
+
+  async write(): Promise<void> {
+    for (const subset of this.subsets.values()) await subset.write(this.update);
+  }
+}
