@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printable } from '../../../src/documents/sign/pdf/fonts.js';
+import { printable, visualOrder } from '../../../src/documents/sign/pdf/fonts.js';
 import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
@@ -18,6 +18,7 @@ const request = (): SignRequest => ({
     { type: 'field_change', timestamp: '2025-03-01T09:00:30Z', data: { field: 'comment', value: COMMENT } },
     { type: 'field_change', timestamp: '2025-03-01T09:00:40Z', data: { field: 'witness', value: '王小明 😀' } },
     { type: 'field_change', timestamp: '2025-03-01T09:00:50Z', data: { field: 'clause', value: LONG_VALUE } },
+    { type: 'field_change', timestamp: '2025-03-01T09:00:55Z', data: { field: 'witness', value: 'שלום כהן' } },
     { type: 'submit', timestamp: '2025-03-01T09:01:00Z' },
   ],
   reason: 'Zgoda — Согласие',
@@ -61,6 +62,14 @@ describe('audit page in embedded DejaVu Sans (Type0, Identity-H, subset, ToUnico
     expect(printable('王小明 Łukasz\u0007', 'regular')).toBe('??? Łukasz?');
     // Invisible format characters the font has no glyph for are dropped rather than shown as '?'.
     expect(printable('a\u{E0041}b\nc', 'bold')).toBe('ab c');
+  });
+
+  it('draws right-to-left runs in visual order, so the words read back in logical order', () => {
+    expect(visualOrder('abc שלום כהן (12.5 ש"ח) def')).toBe('abc (ח"ש 12.5) ןהכ םולש def');
+    expect(visualOrder('Łukasz Żółć')).toBe('Łukasz Żółć');
+    const audit = run('pdftotext', ['-f', String(pageCount(input) + 1), file('audit.pdf', signed), '-'])
+      .replace(/[\u202A-\u202E]/g, '');
+    expect(audit).toMatch(/value=\s*שלום כהן/);
   });
 
   it('keeps every word of the audit page inside the page margins', () => {

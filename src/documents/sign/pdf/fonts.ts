@@ -11,8 +11,9 @@ import type { IncrementalUpdate } from './incremental.js';
  * The fonts of the audit page and the signature appearance: DejaVu Sans and DejaVu Sans Bold
  * (Debian fonts-dejavu-core), embedded as subsets in Type0/CIDFontType2 fonts with Identity-H
  * encoding and a /ToUnicode CMap, so names in any script DejaVu covers print and stay
- * extractable. Code points DejaVu has no glyph for (CJK, for one) print as '?'. Text is drawn
- * in logical order without shaping: right-to-left scripts show their letters left to right.
+ * extractable. Code points DejaVu has no glyph for (CJK, for one) print as '?'. Right-to-left
+ * runs (Hebrew, Arabic...) are drawn in visual order but without Arabic shaping: letters appear
+ * in their isolated forms.
  */
 export type FontKey = 'regular' | 'bold';
 
@@ -83,6 +84,54 @@ export function printableWidth(text: string, key: FontKey, size: number): number
 
 export const textWidth = (text: string, key: FontKey, size: number) => printableWidth(printable(text, key), key, size);
 
+const RTL = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}]/u;
+const STRONG_LTR = /\p{L}/u;
+const MARK = /\p{M}/u;
+const DIGIT = /\p{Nd}/u;
+const NUMBER_SEPARATOR = /[.,:/]/;
+const OPENING = /[([{<«]/;
+const CLOSING = /[)\]}>»]/;
+const MIRRORED: Record<string, string> = { '(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«' };
+
+/** A right-to-left run reversed, keeping numbers left to right and marks after their base. */
+function reverseRun(run: string[]): string[] {
+  const units: string[][] = [];
+  run.forEach((ch, k) => {
+    const last = units.at(-1);
+    const numeric = last !== undefined && DIGIT.test(last[0]);
+    if (last && MARK.test(ch)) last.push(ch);
+    else if (numeric && (DIGIT.test(ch) || (NUMBER_SEPARATOR.test(ch) && DIGIT.test(run[k + 1] ?? '')))) last.push(ch);
+    else units.push([MIRRORED[ch] ?? ch]);
+  });
+  return units.reverse().flat();
+}
+
+/**
+ * A left-to-right line in visual order: each right-to-left run (from a right-to-left letter to
+ * the last one before the next left-to-right letter) is reversed. A simplification of the
+ * Unicode bidi algorithm that is right for names and short values.
+ */
+export function visualOrder(line: string): string {
+  const chars = [...line];
+  if (!chars.some((ch) => RTL.test(ch))) return line;
+  const out: string[] = [];
+  let i = 0;
+  while (i < chars.length) {
+    if (!RTL.test(chars[i])) { out.push(chars[i++]); continue; }
+    let end = i;
+    let open = 0;
+    for (let j = i + 1; j < chars.length && !(STRONG_LTR.test(chars[j]) && !RTL.test(chars[j])); j++) {
+      if (OPENING.test(chars[j])) open++;
+      // A bracket opened inside the run closes inside it, so the pair mirrors together.
+      if (CLOSING.test(chars[j]) && open > 0) { open--; end = j; }
+      if (RTL.test(chars[j]) || MARK.test(chars[j])) end = j;
+    }
+    out.push(...reverseRun(chars.slice(i, end + 1)));
+    i = end + 1;
+  }
+  return out.join('');
+}
+
 /** Draws text with one of the revision's fonts: the "<hex>" operand for Tj. */
 export type ShowText = (text: string, key: FontKey) => string;
 
@@ -105,7 +154,7 @@ class FontSubset {
   encode(text: string): string {
     const entry = loadFont(this.key);
     let hex = '';
-    for (const ch of printable(text, this.key)) {
+    for (const ch of visualOrder(printable(text, this.key))) {
       const glyph = glyphFor(entry, ch.codePointAt(0)!)!;
       const cid = this.subset.includeGlyph(glyph);
       if (!this.used.has(cid)) this.used.set(cid, { glyph, text: ch });
