@@ -14,8 +14,8 @@
  * of the service process and its descendants (UNO bridges, soffice), sampled from /proc.
  * Each lane is a closed loop: it sends its next request when the previous one answered.
  */
+import { freePort } from '../test/support/global-setup.js';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -52,17 +52,6 @@ function parseMix(spec: string | undefined): Weights {
     weights[op as Operation] = Number(weight);
   }
   return weights;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 interface Target {
