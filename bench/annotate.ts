@@ -6,7 +6,6 @@
  * With --pdf, the HTTP rows are repeated with ?to=pdf (the server needs its office pool).
  */
 import { measure as measureLatency } from './lib/measure.js';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Docxtemplater from 'docxtemplater';
 import PizZip from 'pizzip';

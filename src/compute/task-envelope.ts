@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, type ErrorDetail } from '../errors/app-error.js';
+import { AppError, type ErrorCode, type ErrorDetail } from '../errors/app-error.js';
 
 /**
  * Errors do not survive the structured clone between a Piscina worker and the main thread
@@ -37,4 +37,3 @@ export function unwrapEnvelope<T>(envelope: TaskEnvelope<T>): T {
   throw new AppError(status, code as ErrorCode, message, options);
 }
 
-export { ErrorCode };

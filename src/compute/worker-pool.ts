@@ -16,16 +16,12 @@ export interface WorkerPoolOptions {
   taskTimeoutMs?: number;
 }
 
-export interface TaskRunner {
-  run<I, O>(task: string, input: I, transferList?: ArrayBuffer[]): Promise<O>;
-}
-
 function workerEntry(): string {
   const compiled = fileURLToPath(new URL('../../workers/dispatch.js', import.meta.url));
   return existsSync(compiled) ? compiled : fileURLToPath(new URL('../../workers/dev-dispatch.mjs', import.meta.url));
 }
 
-export class WorkerPool implements TaskRunner {
+export class WorkerPool {
   private readonly piscina: Piscina;
   private readonly taskTimeoutMs: number;
 

@@ -70,8 +70,6 @@ export class AppError extends Error {
   }
 }
 
-export const isAppError = (err: unknown): err is AppError => err instanceof AppError;
-
 /** Shorthands for the errors engines throw most; each message should tell the caller what to do. */
 export const invalidFile = (message: string, options?: AppErrorOptions) =>
   new AppError(400, ErrorCode.INVALID_FILE_FORMAT, message, options);

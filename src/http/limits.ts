@@ -10,11 +10,9 @@ export interface LimitSettings {
   requestTimeoutMs: number;
 }
 
-const CONCURRENCY_RELEASED = Symbol('concurrencyReleased');
-
 declare module 'fastify' {
   interface FastifyRequest {
-    [CONCURRENCY_RELEASED]?: boolean | undefined;
+    /** The per-key concurrency slot this request holds, until it is released. */
     concurrencyBucket?: string;
   }
 }
@@ -52,9 +50,10 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
   });
 
   const release = async (request: import('fastify').FastifyRequest) => {
-    if (!request.concurrencyBucket || request[CONCURRENCY_RELEASED]) return;
-    request[CONCURRENCY_RELEASED] = true;
-    await store.releaseSlot(request.concurrencyBucket).catch((err) => request.log.warn({ err }, 'could not release concurrency slot'));
+    const bucket = request.concurrencyBucket;
+    if (!bucket) return;
+    request.concurrencyBucket = undefined;
+    await store.releaseSlot(bucket).catch((err) => request.log.warn({ err }, 'could not release concurrency slot'));
   };
   // Released as the answer goes out (onSend), so a client sending one request after another never
   // meets its own previous slot; onResponse and onRequestAbort catch the paths that skip onSend.

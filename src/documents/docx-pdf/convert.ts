@@ -1,6 +1,6 @@
 import { assertDocx } from '../../inputs/zip.js';
 import type { ConvertToPdfOptions } from '../../office/office-pool.js';
-import type { TrackedChanges } from './schema.js';
+import type { TrackedChangesMode } from '../../office/index.js';
 
 /** The part of OfficePool this engine needs (lets tests and other callers pass a stand-in). */
 export interface PdfConverter {
@@ -8,7 +8,7 @@ export interface PdfConverter {
 }
 
 export interface DocxToPdfOptions {
-  trackedChanges?: TrackedChanges;
+  trackedChanges?: TrackedChangesMode;
 }
 
 const WORD_2007_FILTER = 'MS Word 2007 XML';

@@ -2,7 +2,7 @@ import type * as hast from 'hast';
 import { nestingTooDeep } from '../model/input.js';
 import type { ResolvedImage } from '../model/images.js';
 import type { Slugger } from '../model/slug.js';
-import type { Alignment, Block, DocumentMetadata, Inline, ListBlock, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
+import type { Alignment, Block, DocumentMetadata, Inline, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
 import { parseAlign, parseColor, parseFontSize, parseInlineStyle } from './css.js';
 import { append } from '../model/append.js';
 

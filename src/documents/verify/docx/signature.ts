@@ -29,7 +29,6 @@ interface Findings {
 }
 
 const XADES_NAMESPACES = [NS.xades132, NS.xades141];
-const SIGNED_PROPERTIES_TYPE = /^http:\/\/uri\.etsi\.org\/01903(\/v1\.3\.2)?#SignedProperties$/;
 
 function emptyReport(part: string): DocxSignatureReport {
   return {
