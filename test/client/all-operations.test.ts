@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import PizZip from 'pizzip';
 import { REGISTER_REPLY } from '../../src/routes/v1/auth.js';
-import { generateClientTypes } from '../support/client-types.js';
+import { compileClient, generateClientTypes, runClient } from '../support/client-types.js';
 import { pdfText } from '../support/pdf-text.js';
 import { SmtpPeer } from '../support/smtp-peer.js';
 import { buildTestApp, uniqueEmail, type TestApp } from '../support/test-app.js';
+import { CORPUS_DIR } from '../support/corpus.js';
 
 /**
  * A client generated from the committed openapi/openapi.json (openapi-typescript types with
@@ -17,8 +17,7 @@ import { buildTestApp, uniqueEmail, type TestApp } from '../support/test-app.js'
  * read the documents with independent tools (pdftotext, pizzip).
  */
 const root = path.resolve(import.meta.dirname, '../..');
-const corpus = '/work/shared/corpus';
-const bin = (name: string) => path.join(root, 'node_modules/.bin', name);
+const corpus = CORPUS_DIR;
 const work = path.join(root, 'test/client/.generated/all-operations');
 let smtp: SmtpPeer;
 let t: TestApp;
@@ -194,30 +193,14 @@ describe('generated client: every operation', () => {
 
   it('compiles under strict tsc against the generated types', async () => {
     await generateClientTypes(path.join(root, 'openapi/openapi.json'), path.join(work, 'schema.d.ts'));
-    writeFileSync(path.join(work, 'client.ts'), CLIENT_PROGRAM);
-    writeFileSync(path.join(work, 'package.json'), '{"type":"module"}');
-    writeFileSync(
-      path.join(work, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['client.ts', 'schema.d.ts'] }),
-    );
-    try {
-      execFileSync(bin('tsc'), ['-p', path.join(work, 'tsconfig.json')], { stdio: 'pipe' });
-    } catch (err) {
-      throw new Error(`the all-operations client does not compile:\n${(err as { stdout?: Buffer }).stdout?.toString()}`);
-    }
+    compileClient(work, CLIENT_PROGRAM, ['ES2023', 'DOM']);
   });
 
   it('runs against a listening server', async () => {
     const email = uniqueEmail('all-ops');
-    const child = spawn(bin('tsx'), [path.join(work, 'client.ts'), baseUrl, email, corpus], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.stdin.end(`${await smtp.codeFor(email, 15_000)}\n`);
-    const exit = await new Promise<number>((resolve) => child.on('close', resolve));
-    expect(exit, err).toBe(0);
-    result = JSON.parse(out.trim().split('\n').pop()!);
+    const run = await runClient(work, [baseUrl, email, corpus], smtp.codeFor(email, 15_000));
+    expect(run.exit, run.stderr).toBe(0);
+    result = run.result as Record<string, any>;
   }, 180_000);
 
   it('account, health, readiness, signing key and metrics', () => {

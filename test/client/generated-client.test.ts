@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, rmSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SmtpPeer } from '../support/smtp-peer.js';
 import { buildTestApp, uniqueEmail, type TestApp } from '../support/test-app.js';
 import { generateOpenApiDocument } from '../support/openapi-document.js';
+import { compileClient, runClient } from '../support/client-types.js';
 
 /**
  * The committed OpenAPI document is what the routes produce, and a client generated from it
@@ -80,28 +81,10 @@ const bad = await client.GET('/metrics', { headers: { authorization: 'Bearer dps
 const problem = bad.error as { code?: string } | undefined;
 console.log(JSON.stringify({ key, health: health.data.status, problem: problem?.code }));
 `;
-    writeFileSync(path.join(work, 'client.ts'), program);
-    writeFileSync(path.join(work, 'package.json'), '{"type":"module"}');
-    writeFileSync(
-      path.join(work, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['client.ts', 'schema.d.ts'] }),
-    );
-    try {
-      execFileSync(bin('tsc'), ['-p', path.join(work, 'tsconfig.json')], { stdio: 'pipe' });
-    } catch (err) {
-      throw new Error(`generated client does not compile:\n${(err as { stdout?: Buffer }).stdout?.toString()}`);
-    }
-
-    const { spawn } = await import('node:child_process');
-    const child = spawn(bin('tsx'), [path.join(work, 'client.ts'), baseUrl, email], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.stdin.end(`${await smtp.codeFor(email, 15_000)}\n`);
-    const exit = await new Promise<number>((resolve) => child.on('close', resolve));
-    expect(exit, err).toBe(0);
-    const result = JSON.parse(out.trim().split('\n').pop()!);
+    compileClient(work, program);
+    const run = await runClient(work, [baseUrl, email], smtp.codeFor(email, 15_000));
+    expect(run.exit, run.stderr).toBe(0);
+    const result = run.result as { key: string; health: string; problem: string };
     expect(result.key).toMatch(/^dps_/);
     expect(result.health).toBe('healthy');
     expect(result.problem).toBe('AUTHENTICATION_ERROR');

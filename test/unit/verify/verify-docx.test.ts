@@ -6,10 +6,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
 import { verifyDocx, type DocxVerifyReport } from '../../../src/documents/verify/index.js';
 import { VerifyDocxResponseSchema, VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
-import { makeLeaf, makeRoot, type TestIdentity } from './helpers/pki.js';
+import { makeLeaf, makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { removePart, replacePart, signDocxForTest } from './helpers/ooxml.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const corpus = (name: string) => readFileSync(`/work/shared/corpus/docx-signed/${name}.docx`);
+const corpus = (name: string) => readFileSync(`${CORPUS_DIR}/docx-signed/${name}.docx`);
 /** Inside the validity of the 2009/2010 Belgian eID certificates of the corpus. */
 const EID_TIME = new Date('2010-10-01T00:00:00Z');
 
@@ -19,9 +20,7 @@ let ecSigner: TestIdentity;
 
 beforeAll(() => {
   if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d\d-\d\dT/.test(v) && !Number.isNaN(Date.parse(v)));
-  root = makeRoot();
-  signer = makeLeaf(root);
-  ecSigner = makeLeaf(root, { ec: true, subject: '/CN=EC Signer/O=Docproc Tests' });
+  ({ root, signer, ecSigner } = makeTestPki());
 });
 
 const schemaErrors = (report: DocxVerifyReport) => [...Value.Errors(VerifyDocxResponseSchema, report)].map((e) => `${e.path}: ${e.message}`);

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
-import { makeLeaf, makeRoot, type TestIdentity } from './helpers/pki.js';
+import { makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { TestPdf } from './helpers/pdf.js';
 
 let root: TestIdentity;
@@ -14,9 +14,7 @@ let ecSigner: TestIdentity;
 beforeAll(() => {
   // Fastify validates formats with ajv-formats; TypeBox's Value needs them registered.
   if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d\d-\d\dT/.test(v) && !Number.isNaN(Date.parse(v)));
-  root = makeRoot();
-  signer = makeLeaf(root);
-  ecSigner = makeLeaf(root, { ec: true, subject: '/CN=EC Signer/O=Docproc Tests' });
+  ({ root, signer, ecSigner } = makeTestPki());
 });
 
 const verify = (bytes: Uint8Array, trusted = true): VerifyReport => verifyPdf(bytes, { trustRoots: trusted ? [root.pem] : [] });

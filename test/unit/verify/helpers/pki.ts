@@ -77,3 +77,9 @@ export function makeRoot(subject = '/CN=Docproc Test Root/O=Docproc Tests'): Tes
 export function makeLeaf(issuer: TestIdentity, options: Omit<CertOptions, 'issuer'> = {}): TestIdentity {
   return makeIdentity({ ...options, issuer });
 }
+
+/** The PKI both verify suites sign with: a root, an RSA leaf and an ECDSA leaf under it. */
+export function makeTestPki(): { root: TestIdentity; signer: TestIdentity; ecSigner: TestIdentity } {
+  const root = makeRoot();
+  return { root, signer: makeLeaf(root), ecSigner: makeLeaf(root, { ec: true, subject: '/CN=EC Signer/O=Docproc Tests' }) };
+}
