@@ -16,8 +16,9 @@ import { parseArgs } from 'node:util';
 import libre from 'libreoffice-convert';
 import { OfficePool } from '../src/office/index.js';
 import { OfficeProcess } from '../src/office/office-process.js';
+import { CORPUS_DIR } from '../test/support/corpus.js';
 
-const CORPUS = '/work/shared/corpus/docx';
+const CORPUS = `${CORPUS_DIR}/docx`;
 const DOCUMENTS = [
   { label: '1 page', file: 'pandoc-track_changes_insertion.docx' },
   { label: '3 pages', file: 'superdoc-page-numbering-examples.docx' },

@@ -4,7 +4,7 @@
  *   npx tsx bench/load.ts [--duration 60] [--concurrency 8]            mixed load, then a report
  *   npx tsx bench/load.ts --soak [--duration 600] [--sample 15]         memory/restarts over time
  *   npx tsx bench/load.ts --ramp [--steps 1,2,4,8,16,32,64] [--step-duration 15]
- *   npx tsx bench/load.ts --corpus-rss /work/shared/corpus/docx [--passes 2]   RSS per soffice after converting every DOCX
+ *   npx tsx bench/load.ts --corpus-rss ../shared/corpus/docx [--passes 2]   RSS per soffice after converting every DOCX
  *   ... [--url http://127.0.0.1:3000 --key dps_… [--pid <service pid>]] [--mix health=20,convert=20,annotate=25,sign=20,verify=15]
  *
  * Without --url it starts the service itself (node + tsx, in-memory store, a private DATA_DIR,

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { htmlToDocx } from '../src/documents/html/index.js';
 import { markdownToDocx } from '../src/documents/markdown/index.js';
+import { CORPUS_DIR } from '../test/support/corpus.js';
 
 const args = process.argv.slice(2);
 const option = (name: string) => {
@@ -22,7 +23,7 @@ const concurrency = Number(option('concurrency') ?? 4);
 const url = option('url');
 const key = option('key');
 const limits = { maxBytes: 20 * 1024 * 1024, maxNestingDepth: 64 };
-const CORPUS = '/work/shared/corpus';
+const CORPUS = `${CORPUS_DIR}`;
 
 /** The first ≈50 KB of the CommonMark spec (≈30 pages as rendered), cut before a heading. */
 function thirtyPages(work: string): string {

@@ -12,6 +12,7 @@ import type { DocxVerifyReport, VerifyReport } from '../src/documents/verify/ind
 import { signDocxForTest } from '../test/unit/verify/helpers/ooxml.js';
 import { makeLeaf, makeRoot } from '../test/unit/verify/helpers/pki.js';
 import { TestPdf } from '../test/unit/verify/helpers/pdf.js';
+import { CORPUS_DIR } from '../test/support/corpus.js';
 
 const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '200' } } });
 const iterations = Number(values.iterations);
@@ -25,7 +26,7 @@ for (let i = 0; i < 5; i++) {
   five.sign({ fieldNum, fieldName: `Extra${i}`, cms: { signer } });
 }
 const fiveBytes = five.bytes;
-const docx = signDocxForTest(readFileSync('/work/shared/corpus/docx-signed/eid-hello-world-unsigned.docx'), { signer });
+const docx = signDocxForTest(readFileSync(`${CORPUS_DIR}/docx-signed/eid-hello-world-unsigned.docx`), { signer });
 
 const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>
   measureLatency(label, concurrency, run, { iterations, unit: 'req' });

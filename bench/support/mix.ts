@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CORPUS_DIR } from '../../test/support/corpus.js';
 
 /**
  * The traffic the platform tests and the load script send: one realistic request per
@@ -8,7 +9,7 @@ import path from 'node:path';
 export type Operation = 'health' | 'convert' | 'annotate' | 'sign' | 'verify';
 export const OPERATIONS: Operation[] = ['health', 'convert', 'annotate', 'sign', 'verify'];
 
-const corpusDir = process.env.DOCPROC_CORPUS ?? '/work/shared/corpus';
+const corpusDir = process.env.DOCPROC_CORPUS ?? `${CORPUS_DIR}`;
 const corpus = (file: string) => readFileSync(path.join(corpusDir, file));
 
 export interface Fixtures {

@@ -8,6 +8,7 @@ import { chromium, type BrowserContext, type Locator, type Page, type Response }
 import { issueTestKey } from '../support/api-key.js';
 import { pdfText } from '../support/pdf-text.js';
 import { buildTestApp, type TestApp } from '../support/test-app.js';
+import { CORPUS_DIR } from '../support/corpus.js';
 
 /**
  * Swagger UI at /docs, driven in Debian's Chromium (never a downloaded browser): authorise with
@@ -16,7 +17,7 @@ import { buildTestApp, type TestApp } from '../support/test-app.js';
  * page shows and the bytes the server sent. Screenshots land in test-artifacts/ (gitignored).
  */
 const CHROMIUM = '/usr/bin/chromium';
-const corpus = '/work/shared/corpus';
+const corpus = `${CORPUS_DIR}`;
 const artifacts = path.resolve(import.meta.dirname, '../../test-artifacts');
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 

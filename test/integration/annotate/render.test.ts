@@ -8,6 +8,7 @@ import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { annotateDocx, loadSvgRenderer } from '../../../src/documents/annotate/index.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
 import { buildDocx, cell, noteReference, para, pngImage, row, sdt, table, textBox } from '../../support/annotate/docx-builder.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const BADGE_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="90" height="30"><rect width="90" height="30" fill="#00A050"/></svg>';
 
@@ -86,7 +87,7 @@ describe('annotate rendered by LibreOffice', () => {
   });
 
   it('renders a corpus template with loops (tag-intelligent-loop-table)', async () => {
-    const template = await readFile('/work/shared/corpus/templates/docxtemplater-tag-intelligent-loop-table.docx');
+    const template = await readFile(`${CORPUS_DIR}/templates/docxtemplater-tag-intelligent-loop-table.docx`);
     const { docx } = annotateDocx({
       template,
       fields: [],

@@ -12,10 +12,11 @@ import type { Services } from '../../../src/services.js';
 import { buildDocx, cell, listParts, para, plainText, pngImage, readPart, row, sdt, table } from '../../support/annotate/docx-builder.js';
 import { multipartBody } from '../../support/annotate/multipart.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const EMU_PER_PX = 9525;
-const CORPUS = '/work/shared/corpus/templates/';
+const CORPUS = `${CORPUS_DIR}/templates/`;
 
 const PEPPER = 'annotate-route-pepper-0123456789';
 const run = promisify(execFile);

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import PizZip from 'pizzip';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const limits = { maxBytes: 16 * 1024 * 1024, maxNestingDepth: 64 };
 
@@ -14,7 +15,7 @@ describe('markup edge cases', () => {
   // MARKUP_BIG_MB=10 to measure the 10 MB case (slow: minutes on a loaded 2-core box).
   const megabytes = Number(process.env.MARKUP_BIG_MB ?? 2);
   it(`converts ${megabytes} MB of Markdown in time proportional to its size`, async () => {
-    const prose = readFileSync('/work/shared/corpus/md/pandoc-writer.md', 'utf8').replace(/^---[\s\S]*?\n---\n/, '');
+    const prose = readFileSync(`${CORPUS_DIR}/md/pandoc-writer.md`, 'utf8').replace(/^---[\s\S]*?\n---\n/, '');
     const source = Buffer.from(prose.repeat(Math.ceil((megabytes * 1024 * 1024) / prose.length)), 'utf8');
     const started = performance.now();
     const { docx } = await markdownToDocx(source, { limits });

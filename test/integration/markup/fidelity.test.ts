@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import { compare, pandocJson } from './fidelity.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**
  * Fidelity of every corpus .md/.html against pandoc as an independent reader (see
@@ -23,7 +24,7 @@ import { compare, pandocJson } from './fidelity.js';
  *   keeps colspan rows unmerged when a table has no <tbody>;
  * - an empty link target (`[Empty]()`) is written as plain text.
  */
-const CORPUS = '/work/shared/corpus';
+const CORPUS = `${CORPUS_DIR}`;
 const limits = { maxBytes: 20 * 1024 * 1024, maxNestingDepth: 64 };
 const OVERALL_THRESHOLD = 0.97;
 const PER_FILE_THRESHOLD = 0.45;

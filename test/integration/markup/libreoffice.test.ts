@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /** Our DOCX must open in LibreOffice without repair: render to PDF and read the text back. */
 const limits = { maxBytes: 20 * 1024 * 1024, maxNestingDepth: 64 };
@@ -21,10 +22,10 @@ describe('markup output renders in LibreOffice', () => {
   });
 
   it('converts Markdown and HTML outputs to PDF with their text', async () => {
-    const md = await markdownToDocx(readFileSync('/work/shared/corpus/md/pandoc-testsuite.md'), { limits });
-    const tables = await markdownToDocx(readFileSync('/work/shared/corpus/md/pandoc-pipe-tables.md'), { limits });
-    const html = await htmlToDocx(readFileSync('/work/shared/corpus/html/pandoc-html-reader.html'), { limits });
-    const images = await htmlToDocx(readFileSync('/work/shared/corpus/html/pandoc-images-embedded.html'), { limits });
+    const md = await markdownToDocx(readFileSync(`${CORPUS_DIR}/md/pandoc-testsuite.md`), { limits });
+    const tables = await markdownToDocx(readFileSync(`${CORPUS_DIR}/md/pandoc-pipe-tables.md`), { limits });
+    const html = await htmlToDocx(readFileSync(`${CORPUS_DIR}/html/pandoc-html-reader.html`), { limits });
+    const images = await htmlToDocx(readFileSync(`${CORPUS_DIR}/html/pandoc-images-embedded.html`), { limits });
     writeFileSync(join(work, 'testsuite.docx'), md.docx);
     writeFileSync(join(work, 'tables.docx'), tables.docx);
     writeFileSync(join(work, 'reader.docx'), html.docx);

@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { issueTestKey, multipart } from '../../support/api-key.js';
 import { pdfText } from '../../support/pdf-text.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**
  * Markdown/HTML → DOCX/PDF end to end through POST /v1/convert on the real app (workers,
  * office pool). Independent readers check the results: pandoc reads the DOCX, pdftotext the PDF.
  */
-const CORPUS = '/work/shared/corpus';
+const CORPUS = `${CORPUS_DIR}`;
 const MAX_FILE_BYTES = 1024 * 1024;
 
 let t: TestApp;

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /** Independent checkers (poppler) run on in-memory PDFs through stdin. */
-export const CORPUS_DOCX = '/work/shared/corpus/docx';
+export const CORPUS_DOCX = `${CORPUS_DIR}/docx`;
 
 export const corpusDocx = (name: string): Buffer => readFileSync(path.join(CORPUS_DOCX, name));
 

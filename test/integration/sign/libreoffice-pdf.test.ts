@@ -8,12 +8,13 @@ import { libreOfficeVerifyPdf, type LibreOfficeSignature } from './libreoffice-v
 import { flipByteInSignedRange } from './pdf-update.js';
 import { createTestPki, type TestPki } from './pki.js';
 import { ecdsaP12, signRoutesFor, trustInNss } from './route-signing.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**
  * LibreOffice 7.4 as an independent PDF signature verifier (NSS for the CMS, its own PDF reader):
  * every PDF POST /v1/sign produces must be reported valid, a one-byte change must not.
  */
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 const sha256 = (der: Buffer) => createHash('sha256').update(der).digest('hex');
 const pemDer = (pem: string) => Buffer.from(new X509Certificate(pem).raw);
 

@@ -9,8 +9,9 @@ import { generateApiKey, hashApiKey } from '../../../src/accounts/api-keys.js';
 import type { Services } from '../../../src/services.js';
 import { multipartBody, type FormPart } from '../../support/annotate/multipart.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 const PDF = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
 const DOCX = corpus('docx-signed/eid-hello-world-unsigned.docx');
 const P12 = corpus('certs/signpdf-withpass.p12');

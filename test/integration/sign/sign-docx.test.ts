@@ -9,8 +9,9 @@ import { verifyDocx } from '../../../src/documents/verify/index.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { libreOfficeVerify, type LibreOfficeSignature } from './libreoffice-verify.js';
 import { createTestPki, type TestPki } from './pki.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 const request: SignRequest = {
   signer: { name: 'Jane Q. Signer', email: 'jane@example.com' },
   auditTrail: [{ type: 'ready', timestamp: '2025-03-01T09:00:00Z' }, { type: 'submit', timestamp: '2025-03-01T09:01:00Z' }],

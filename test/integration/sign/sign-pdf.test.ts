@@ -10,8 +10,9 @@ import { children, readNode } from '../../../src/documents/sign/der.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
 import { startTsa } from './tsa-server.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const CORPUS = '/work/shared/corpus';
+const CORPUS = `${CORPUS_DIR}`;
 const corpus = (p: string) => readFileSync(path.join(CORPUS, p));
 
 const request = (extra: Partial<SignRequest> = {}): SignRequest => ({

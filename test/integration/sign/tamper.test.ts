@@ -8,6 +8,7 @@ import { libreOfficeVerifyPdf } from './libreoffice-verify.js';
 import { flipByteInSignedRange, lastByteRange, PdfEditor } from './pdf-update.js';
 import { createTestPki, pdfsig, type TestPki } from './pki.js';
 import { signRoutesFor, type SignRoutes, trustInNss } from './route-signing.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**
  * A PDF from POST /v1/sign verifies as TOTAL_PASSED through POST /v1/verify, and stops passing
@@ -15,7 +16,7 @@ import { signRoutesFor, type SignRoutes, trustInNss } from './route-signing.js';
  * signed bytes: it does not judge what later incremental updates changed, so it keeps calling
  * a signature valid after changes our verifier refuses (the test says where).
  */
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 
 let pki: TestPki;
 let app: FastifyInstance;

@@ -6,6 +6,7 @@ import { printable, visualOrder } from '../../../src/documents/sign/pdf/fonts.js
 import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const SIGNER = 'Łukasz Żółć / Дмитрий / Ελένη';
 const COMMENT = 'Zatwierdzam umowę — Подтверждаю договор — Εγκρίνω τη σύμβαση ✓';
@@ -38,7 +39,7 @@ const pageCount = (pdf: Buffer) => Number(/Pages:\s+(\d+)/.exec(run('pdfinfo', [
 
 beforeAll(async () => {
   pki = createTestPki();
-  input = readFileSync('/work/shared/corpus/pdf-unsigned/signpdf-w3dummy.pdf');
+  input = readFileSync(`${CORPUS_DIR}/pdf-unsigned/signpdf-w3dummy.pdf`);
   signed = (await signPdfReport(input, request(), pki.rsa)).document;
 });
 afterAll(() => pki?.cleanup());

@@ -4,6 +4,7 @@ import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { toPortable } from '../../../src/documents/sign/identity.js';
 import type { SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
 import { createTestPki, pdfsig, type TestPki } from './pki.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 let pki: TestPki;
 let pool: WorkerPool;
@@ -23,11 +24,11 @@ const request = {
 
 describe('signPdfTask through the Piscina pool', () => {
   it('signs with the service identity, and with a caller PKCS#12 for one request', async () => {
-    const document = readFileSync('/work/shared/corpus/pdf-unsigned/signpdf-w3dummy.pdf');
+    const document = readFileSync(`${CORPUS_DIR}/pdf-unsigned/signpdf-w3dummy.pdf`);
     const out = await pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', { document, request, identity: toPortable(pki.rsa) });
     expect(pdfsig(pki, Buffer.from(out.document))[0]).toMatchObject({ valid: true, total: true, certificateTrusted: true });
 
-    const p12 = readFileSync('/work/shared/corpus/certs/signpdf-withpass.p12');
+    const p12 = readFileSync(`${CORPUS_DIR}/certs/signpdf-withpass.p12`);
     const own = await pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', {
       document, request, identity: toPortable(pki.rsa), p12: { data: p12, passphrase: 'node-signpdf' },
     });
@@ -37,9 +38,9 @@ describe('signPdfTask through the Piscina pool', () => {
   });
 
   it('carries typed errors back (wrong passphrase → 422 INVALID_CERTIFICATE)', async () => {
-    const document = readFileSync('/work/shared/corpus/pdf-unsigned/signpdf-w3dummy.pdf');
+    const document = readFileSync(`${CORPUS_DIR}/pdf-unsigned/signpdf-w3dummy.pdf`);
     await expect(pool.run('signPdfTask', {
-      document, request, identity: toPortable(pki.rsa), p12: { data: readFileSync('/work/shared/corpus/certs/signpdf-withpass.p12'), passphrase: 'nope' },
+      document, request, identity: toPortable(pki.rsa), p12: { data: readFileSync(`${CORPUS_DIR}/certs/signpdf-withpass.p12`), passphrase: 'nope' },
     })).rejects.toMatchObject({ status: 422, code: 'INVALID_CERTIFICATE' });
   });
 });

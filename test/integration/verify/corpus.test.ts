@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const CORPUS = '/work/shared/corpus/pdf-signed';
+const CORPUS = `${CORPUS_DIR}/pdf-signed`;
 const load = (name: string) => readFileSync(path.join(CORPUS, name));
 const verify = (name: string): VerifyReport => verifyPdf(load(name), { trustRoots: [] });
 

@@ -14,9 +14,10 @@ import type { Services } from '../../../src/services.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';
 import { replacePart } from '../../unit/verify/helpers/ooxml.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const PDF_SIGNED = '/work/shared/corpus/pdf-signed';
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const PDF_SIGNED = `${CORPUS_DIR}/pdf-signed`;
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 
 /** Verdicts of the corpus signers (none chains to our roots), per signed signature: indication/subIndication. */
 const EXPECTED: Record<string, string[]> = {

@@ -3,13 +3,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import type { DocxVerifyReport, VerifyReport } from '../../../src/documents/verify/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const pool = new WorkerPool({ threads: 1, maxQueue: 10 });
 afterAll(() => pool.close());
 
 describe('verifyPdf worker task', () => {
   it('returns the report from a Piscina worker and carries AppErrors across', async () => {
-    const pdf = new Uint8Array(readFileSync('/work/shared/corpus/pdf-signed/signpdf-signed.pdf'));
+    const pdf = new Uint8Array(readFileSync(`${CORPUS_DIR}/pdf-signed/signpdf-signed.pdf`));
     const report = await pool.run<unknown, VerifyReport>('verifyPdf', { pdf, trustRoots: [] });
     expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
     await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });
@@ -19,7 +20,7 @@ describe('verifyPdf worker task', () => {
 
 describe('verifyDocx worker task', () => {
   it('returns the DOCX report from a Piscina worker and carries AppErrors across', async () => {
-    const docx = new Uint8Array(readFileSync('/work/shared/corpus/docx-signed/eid-hello-world-signed-twice.docx'));
+    const docx = new Uint8Array(readFileSync(`${CORPUS_DIR}/docx-signed/eid-hello-world-signed-twice.docx`));
     const report = await pool.run<unknown, DocxVerifyReport>('verifyDocx', { docx, trustRoots: [] });
     expect(report.document).toMatchObject({ format: 'docx', signatureCount: 2 });
     expect(report.signatures.map((s) => [s.intact, s.cryptoValid, s.subIndication])).toEqual([

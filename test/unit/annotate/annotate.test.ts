@@ -5,8 +5,9 @@ import { AppError } from '../../../src/errors/app-error.js';
 import {
   buildDocx, cell, listParts, noteReference, para, plainText, pngImage, readPart, row, sdt, table, textBox,
 } from '../../support/annotate/docx-builder.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const CORPUS = '/work/shared/corpus/templates/';
+const CORPUS = `${CORPUS_DIR}/templates/`;
 const corpus = (name: string) => readFileSync(`${CORPUS}docxtemplater-${name}.docx`);
 const EMU = 9525;
 
@@ -289,7 +290,7 @@ describe('annotate: content controls', () => {
 
 describe('annotate: real documents with content controls', () => {
   it('fills a real Word content control (pandoc sdt_elements) by its title and by its tag', () => {
-    const template = readFileSync('/work/shared/corpus/docx/pandoc-sdt_elements.docx');
+    const template = readFileSync(`${CORPUS_DIR}/docx/pandoc-sdt_elements.docx`);
     for (const id of ['Content Type', 'Content type']) {
       const { docx } = annotateDocx({ template, fields: [{ id, type: 'text', value: 'Accessibility text, icon' }] });
       const body = readPart(docx, 'word/document.xml');
@@ -298,7 +299,7 @@ describe('annotate: real documents with content controls', () => {
   });
 
   it('reads parts that start with a UTF-8 BOM (docx4j toc)', () => {
-    const template = readFileSync('/work/shared/corpus/docx/docx4j-toc.docx');
+    const template = readFileSync(`${CORPUS_DIR}/docx/docx4j-toc.docx`);
     const { docx } = annotateDocx({ template, fields: [{ id: 'none', type: 'text', value: 'x' }], options: { ignoreUnknownFields: true } });
     expect(readPart(docx, 'word/document.xml')).toContain('<w:sdt');
   });

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { convertDocxToPdf, type PdfConverter } from '../../../src/documents/docx-pdf/index.js';
 import type { ConvertToPdfOptions } from '../../../src/office/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const DOCX = readFileSync('/work/shared/corpus/docx/pandoc-track_changes_insertion.docx');
+const DOCX = readFileSync(`${CORPUS_DIR}/docx/pandoc-track_changes_insertion.docx`);
 
 function recordingConverter() {
   const calls: { input: Buffer; options?: ConvertToPdfOptions }[] = [];

@@ -5,6 +5,7 @@ import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import PizZip from 'pizzip';
 import { dataUri, limits, part, partNames, png } from './helpers.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
 const convert = (html: string | Buffer, extra: Partial<Parameters<typeof htmlToDocx>[1]> = {}) =>
   htmlToDocx(typeof html === 'string' ? Buffer.from(html, 'utf8') : html, { limits, ...extra });
@@ -119,7 +120,7 @@ describe('htmlToDocx', () => {
 });
 
 describe('reference document', () => {
-  const reference = readFileSync('/work/shared/corpus/docx/pandoc-tables.docx');
+  const reference = readFileSync(`${CORPUS_DIR}/docx/pandoc-tables.docx`);
 
   it("uses the reference's styles and adds the style ids it lacks", async () => {
     const { docx } = await markdownToDocx(Buffer.from('# H\n\n```\ncode\n```\n'), { limits, reference });

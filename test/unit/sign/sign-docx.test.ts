@@ -12,8 +12,9 @@ import { loadSigningIdentity, type SigningIdentity } from '../../../src/document
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { CORPUS_DIR } from '../../support/corpus.js';
 
-const corpus = (p: string) => readFileSync(path.join('/work/shared/corpus', p));
+const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 const request: SignRequest = {
   signer: { name: 'Jane Q. Signer', email: 'jane@example.com', ip: '203.0.113.7' },
   auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00Z', data: { field: 'x' } }],
