@@ -72,8 +72,13 @@ export interface VerifyReport {
     revisions: number;
     signatureCount: number;
     modifiedAfterLastSignature: boolean;
+    /** Structural problems found while reading the file and how they were recovered. */
+    warnings: string[];
   };
+  /** Signed signatures, in signing order. */
   signatures: SignatureReport[];
+  /** Names of signature fields nobody has signed yet (they are not failed signatures). */
+  unsignedFields: string[];
 }
 
 export interface VerifyOptions {

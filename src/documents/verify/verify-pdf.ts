@@ -22,7 +22,7 @@ function openFinal(data: Uint8Array): PdfView {
     throw invalidFile('The PDF is malformed beyond recovery (no readable cross-reference or catalog); re-save it and try again.');
   }
   if (!view.catalog) throw invalidFile('The PDF has no readable document catalog; re-save it and try again.');
-  if (view.trailer.has('Encrypt')) {
+  if (view.encryption) {
     throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF is encrypted; remove the password protection and send it again.');
   }
   return view;
@@ -63,9 +63,9 @@ function applyModifications(facts: SignatureFacts, ctx: EvaluationContext, certi
   return allowed;
 }
 
-function summaryReason(signed: SignatureReport[], fields: SignatureReport[]): string {
+function summaryReason(signed: SignatureReport[], unsignedFields: string[]): string {
   if (signed.length === 0) {
-    return fields.length ? 'The document has no signatures, only empty signature fields.' : 'The document has no signatures.';
+    return unsignedFields.length ? 'The document has no signatures, only empty signature fields.' : 'The document has no signatures.';
   }
   const failing = signed.find((s) => s.indication !== 'TOTAL_PASSED');
   if (failing) {
@@ -110,7 +110,9 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
   };
 
   const fields = findSignatureFields(final).slice(0, MAX_SIGNATURE_FIELDS);
-  const facts = fields.map((field) => examineSignature(field, ctx));
+  const examined = fields.map((field) => examineSignature(field, ctx));
+  const facts = examined.filter((f) => f.report.signed);
+  const unsignedFields = examined.filter((f) => !f.report.signed).map((f) => f.report.field);
   facts.sort((a, b) => (a.byteRange.signedEnd ?? Infinity) - (b.byteRange.signedEnd ?? Infinity));
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
   for (const fact of facts) {
@@ -118,16 +120,15 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
     decideIndication(fact, allowed, ctx.now);
   }
 
-  const signatures = facts.map((f) => f.report);
-  const signed = signatures.filter((s) => s.signed);
+  const signed = facts.map((f) => f.report);
   const last = signed.at(-1);
-  const lastFacts = facts.filter((f) => f.report.signed).at(-1);
+  const lastFacts = facts.at(-1);
   const modifiedAfterLastSignature =
     !!last && (last.modificationsAfter !== 'none' || lastFacts?.byteRange.signedEnd === undefined || hasContentAfter(data, lastFacts.byteRange.signedEnd));
   const valid = signed.length > 0 && signed.every((s) => s.indication === 'TOTAL_PASSED');
   return {
     valid,
-    reason: summaryReason(signed, signatures),
+    reason: summaryReason(signed, unsignedFields),
     signer: last ? signerSummary(last) : null,
     signers: signed.map(signerSummary),
     document: {
@@ -137,7 +138,9 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
       revisions: countRevisions(data, revisions.length),
       signatureCount: signed.length,
       modifiedAfterLastSignature,
+      warnings: [...final.recovery],
     },
-    signatures,
+    signatures: signed,
+    unsignedFields,
   };
 }

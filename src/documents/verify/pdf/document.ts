@@ -15,6 +15,8 @@ interface XrefChain {
   entries: Map<number, XrefEntry>;
   trailer: PdfDict;
   sectionOffsets: number[];
+  /** Why the /Prev chain stopped before its natural end, if it did. */
+  broken?: string;
 }
 
 /**
@@ -31,6 +33,8 @@ export class PdfView {
   readonly sectionOffsets: number[];
   /** True when the cross-reference data was unusable and objects were located by scanning. */
   readonly reconstructed: boolean;
+  /** What was wrong with the cross-reference data and how it was recovered (empty for a sound file). */
+  readonly recovery: string[] = [];
 
   constructor(
     readonly data: Uint8Array,
@@ -42,13 +46,29 @@ export class PdfView {
       this.trailer = chain.trailer;
       this.sectionOffsets = chain.sectionOffsets;
       this.reconstructed = false;
+      if (chain.broken) this.recoverBrokenChain(chain.broken);
     } else {
       const rebuilt = this.reconstruct();
       this.entries = rebuilt.entries;
       this.trailer = rebuilt.trailer;
       this.sectionOffsets = [];
       this.reconstructed = true;
+      this.recovery.push('the cross-reference data is unreadable; objects were located by scanning the file');
     }
+  }
+
+  /**
+   * Objects only the unreachable older sections listed are found by scanning the file, so what they
+   * hold (earlier signatures, above all) is still seen, as PDF readers do.
+   */
+  private recoverBrokenChain(reason: string): void {
+    let added = 0;
+    for (const [num, offset] of this.scan()) {
+      if (this.entries.has(num)) continue;
+      this.entries.set(num, { kind: 'offset', offset, gen: 0 });
+      added++;
+    }
+    this.recovery.push(`the cross-reference chain is broken (${reason}); ${added} object(s) it no longer reaches were recovered by scanning the file`);
   }
 
   get startxref(): number | undefined {
@@ -71,6 +91,11 @@ export class PdfView {
 
   array(value: PdfValue | undefined): PdfValue[] | undefined {
     return asArray(this.resolve(value));
+  }
+
+  /** The /Encrypt dictionary; `/Encrypt null` or a reference to nothing is no encryption (§7.3.9). */
+  get encryption(): PdfDict | undefined {
+    return this.dict(this.trailer.get('Encrypt'));
   }
 
   get catalog(): PdfDict | undefined {
@@ -200,22 +225,39 @@ export class PdfView {
     const sectionOffsets: number[] = [];
     let trailer: PdfDict | undefined;
     const visited = new Set<number>();
+    let broken: string | undefined;
     let offset: number | undefined = start;
-    while (offset !== undefined && sectionOffsets.length < MAX_XREF_SECTIONS) {
-      if (visited.has(offset) || !Number.isInteger(offset) || offset < 0 || offset >= this.limit) break;
+    while (offset !== undefined) {
+      if (sectionOffsets.length >= MAX_XREF_SECTIONS) {
+        broken = `more than ${MAX_XREF_SECTIONS} sections`;
+        break;
+      }
+      if (visited.has(offset)) {
+        broken = `/Prev ${offset} loops back to a section already read`;
+        break;
+      }
+      if (!Number.isInteger(offset) || offset < 0 || offset >= this.limit) {
+        broken = `/Prev ${offset} points outside the file`;
+        break;
+      }
       visited.add(offset);
       const sectionTrailer = this.readSection(offset, entries);
       if (!sectionTrailer) {
         if (sectionOffsets.length === 0) return undefined;
+        broken = `/Prev ${offset} does not point at a cross-reference section`;
         break;
       }
       sectionOffsets.push(offset);
       trailer ??= sectionTrailer;
       const prev = sectionTrailer.get('Prev');
-      offset = typeof prev === 'number' ? prev : undefined;
+      if (prev !== undefined && typeof prev !== 'number') {
+        broken = 'a /Prev entry is not a number';
+        break;
+      }
+      offset = prev;
     }
     if (!trailer || !trailer.has('Root')) return undefined;
-    return { entries, trailer, sectionOffsets };
+    return { entries, trailer, sectionOffsets, broken };
   }
 
   /** Reads one xref section (table or stream) at offset into entries (entries already set win). */
@@ -226,6 +268,9 @@ export class PdfView {
         parser.readKeyword();
         const table = new Map<number, XrefEntry>();
         const trailer = this.readXrefTable(parser, table);
+        for (const [num, entry] of table) if (!entries.has(num)) entries.set(num, entry);
+        // ISO 32000-1 §7.5.8.4: in a hybrid section the table's entries come first; the /XRefStm
+        // only supplies objects the table lacks (it cannot override what the table says).
         const hybrid = trailer.get('XRefStm');
         if (typeof hybrid === 'number' && hybrid >= 0 && hybrid < this.limit) {
           try {
@@ -234,7 +279,6 @@ export class PdfView {
             /* the table still stands */
           }
         }
-        for (const [num, entry] of table) if (!entries.has(num)) entries.set(num, entry);
         return trailer;
       }
       return this.readXrefStream(parser, entries);

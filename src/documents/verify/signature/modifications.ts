@@ -238,7 +238,7 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
 export function classifyModifications(signed: PdfView, final: PdfView): ModificationReport {
   const out = new Findings();
   if (refNum(signed.trailer.get('Root')) !== refNum(final.trailer.get('Root'))) out.add('other', 'the document catalog was replaced');
-  if (final.trailer.has('Encrypt') && !signed.trailer.has('Encrypt')) out.add('other', 'encryption was added after signing');
+  if (final.encryption && !signed.encryption) out.add('other', 'encryption was added after signing');
   const ctx = signedContext(signed);
   let examined = 0;
   const nums = new Set([...signed.entries.keys(), ...final.entries.keys()]);

@@ -113,8 +113,10 @@ export const VerifyPdfResponseSchema = Type.Object({
     revisions: Type.Integer({ minimum: 1 }),
     signatureCount: Type.Integer({ minimum: 0 }),
     modifiedAfterLastSignature: Type.Boolean(),
+    warnings: Type.Array(Type.String(), { description: 'Structural problems found while reading the file (e.g. a broken cross-reference chain) and how they were recovered.' }),
   }),
-  signatures: Type.Array(VerifySignatureSchema, { description: 'One per signature field (signed or empty), in signing order.' }),
+  signatures: Type.Array(VerifySignatureSchema, { description: 'One per signed signature field, in signing order.' }),
+  unsignedFields: Type.Array(Type.String(), { description: 'Fully qualified names of empty signature fields (not yet signed); they are not failed signatures.' }),
 });
 
 const Signed = Type.Object({
