@@ -124,7 +124,9 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   const { dict, view } = signedSignatureDict(field, finalDict, ctx);
   const contents = view.resolve(dict.get('Contents'));
   const contentBytes = contents instanceof PdfString ? contents.bytes : new Uint8Array();
-  const placeholder = contentBytes.every((b) => b === 0);
+  // An unfilled placeholder (/Contents all zeros) claims nothing; a missing or empty /Contents
+  // in a signature dictionary is a malformed signature, reported as one.
+  const placeholder = contentBytes.length > 0 && contentBytes.every((b) => b === 0);
   report.subFilter = nameOf(dict.get('SubFilter')) ?? null;
   report.kind = isName(dict.get('Type'), 'DocTimeStamp') || report.subFilter === 'ETSI.RFC3161' ? 'documentTimestamp' : 'approval';
   report.reason = asText(view.resolve(dict.get('Reason'))) ?? null;
