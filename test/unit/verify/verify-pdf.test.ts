@@ -204,6 +204,37 @@ describe('verifyPdf: is not fooled', () => {
   });
 });
 
+describe('verifyPdf: damaged cross-reference chains', () => {
+  /** Six signatures, each in its own revision, on fields Sig1..Sig6. */
+  function sixSignatures(): TestPdf {
+    const pdf = TestPdf.base();
+    for (let i = 1; i <= 6; i++) {
+      const field = pdf.addSignatureField(`Sig${i}`);
+      pdf.sign({ cms: { signer }, fieldNum: field, fieldName: `Sig${i}` });
+    }
+    return pdf;
+  }
+
+  it.each([
+    ['/Prev 0', 0],
+    ['/Prev pointing into the middle of an object', 40],
+    ['/Prev past the end of the file', 10_000_000],
+  ])('a broken chain (%s) in the last update still finds all six signatures, with a warning', (_label, prev) => {
+    const pdf = sixSignatures();
+    const n = pdf.size;
+    pdf.breakNextPrev(prev).update({ [n]: '<< /Type /Annot /Subtype /Text /Rect [10 10 30 30] /Contents (note) >>' });
+    const report = verify(pdf.bytes);
+    expect(report.document.signatureCount).toBe(6);
+    expect(report.signatures.map((s) => s.field)).toEqual(['Sig1', 'Sig2', 'Sig3', 'Sig4', 'Sig5', 'Sig6']);
+    expect(report.signatures.every((s) => s.intact && s.cryptoValid)).toBe(true);
+    expect(report.document.warnings.join(' ')).toMatch(/cross-reference chain is broken/);
+  });
+
+  it('a sound file has no structural warnings', () => {
+    expect(verify(sixSignatures().bytes).document.warnings).toEqual([]);
+  });
+});
+
 describe('verifyPdf: bad input', () => {
   it('answers 4xx for non-PDF, unreadable, encrypted and oversized input', () => {
     expectAppError(() => verify(Buffer.from('hello world')), 400, 'INVALID_FILE_FORMAT');

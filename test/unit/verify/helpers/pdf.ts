@@ -51,6 +51,12 @@ export class TestPdf {
     return pdf;
   }
 
+  /** Makes the next update's trailer carry this /Prev instead of the real one (a broken chain). */
+  breakNextPrev(prev: number): this {
+    this.lastXref = prev;
+    return this;
+  }
+
   /** Appends an incremental update holding `objects`; returns this for chaining. */
   update(objects: Objects, trailerExtra = ''): this {
     const parts: Buffer[] = [this.bytes];
