@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { ALL_ATTACKS, QpdfReader, type Attack } from '../../support/pdf-attacks.js';
+import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { signRoutesFor } from '../sign/route-signing.js';
 import { makeTestPki } from '../../unit/verify/helpers/pki.js';
@@ -110,6 +111,12 @@ describe('attack generators × signed PDFs: no forged file verifies', () => {
       }
     });
   }
+
+  it('our reader and qpdf read every forged file made from POST /v1/sign output alike', () => {
+    for (const target of targets.filter((t) => t.name.startsWith('POST'))) {
+      for (const attack of ALL_ATTACKS) expectAgreementWithQpdf(reader, `${target.name} + ${attack.name}`, attack.apply(target.pdf, reader));
+    }
+  }, 300_000);
 
   it('the hybrid attack shows its new content to qpdf (so the verdict is about real, visible content)', () => {
     const hybrid = ALL_ATTACKS.find((a) => a.name.startsWith('hybrid section'))!;

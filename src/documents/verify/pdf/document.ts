@@ -47,6 +47,7 @@ export class PdfView {
       this.sectionOffsets = chain.sectionOffsets;
       this.reconstructed = false;
       if (chain.broken) this.recoverBrokenChain(chain.broken);
+      else if (!this.catalog) this.recoverBrokenChain('the document catalog is in no cross-reference section');
     } else {
       const rebuilt = this.reconstruct();
       this.entries = rebuilt.entries;
