@@ -14,8 +14,16 @@ import type { FieldAppearance, RectAppearance, SignOptions, SignRequest, SignRes
  * PAdES B-B (B-T with a TSA) signing as an incremental update: the original bytes stay
  * untouched, and one new revision carries the audit page(s), the audit-trail.json
  * attachment, the signature field and the signature, so the signature covers them all.
+ * On an already signed PDF the audit record goes into a file-attachment annotation instead
+ * (audit-trail-<n>.json), never through the catalog, so the earlier signatures stay valid.
  */
 export const AUDIT_FILE_NAME = 'audit-trail.json';
+const AUDIT_DESCRIPTION = 'docproc signature audit trail';
+
+/** audit-trail-<n>.json with the first n from 2 that no attachment of the PDF uses yet. */
+function auditFileName(taken: Set<string>): string {
+  for (let n = 2; ; n++) if (!taken.has(`audit-trail-${n}.json`)) return `audit-trail-${n}.json`;
+}
 
 const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
 /** Room for ECDSA length jitter and the unsigned-attribute wrapper of a timestamp. */
@@ -78,11 +86,15 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
       edits.addAuditPages(audit);
     }
   }
-  if (structure.docMdpPermission === undefined) {
-    edits.attachJson(AUDIT_FILE_NAME, 'docproc signature audit trail', Buffer.from(JSON.stringify(audit, null, 2)), now);
-    if (alreadySigned) warnings.push(`The audit record is attached as ${AUDIT_FILE_NAME} in the new signed revision; the earlier signatures stay valid but still cover only their own revisions.`);
+  const auditJson = Buffer.from(JSON.stringify(audit, null, 2));
+  if (!alreadySigned) {
+    edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, auditJson, now);
+  } else if (structure.docMdpPermission === undefined || structure.docMdpPermission === 3) {
+    const name = auditFileName(edits.attachmentNames());
+    edits.attachJsonAsAnnotation(name, AUDIT_DESCRIPTION, auditJson, now);
+    warnings.push(`The PDF already carries signatures: the audit record is attached as ${name} in a file-attachment annotation on the last page (a change allowed after a signature, so the earlier signatures stay valid; each still covers only its own revision).`);
   } else {
-    warnings.push(`The PDF is certified (DocMDP): the ${AUDIT_FILE_NAME} attachment was left out because the certification does not permit it.`);
+    warnings.push(`The PDF is certified (DocMDP P=${structure.docMdpPermission}): the audit-trail attachment was left out because the certification does not permit annotations.`);
   }
 
   const signatureRef = update.allocate();

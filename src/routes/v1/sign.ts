@@ -56,7 +56,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           summary: 'Sign a PDF (PAdES) or a DOCX, with a bound audit trail',
           description:
             'PDF: a PAdES B-B signature (B-T with a time stamp when the service has a TSA) appended as an incremental update, so earlier signatures stay valid. ' +
-            'Unless `certificate.enabled` is false an audit-trail page is added first, and `audit-trail.json` is always attached; the signature covers both. ' +
+            'Unless `certificate.enabled` is false an audit-trail page is added first, and `audit-trail.json` is attached; the signature covers both. ' +
+            'On an already signed PDF (countersigning) no page is added and the record is attached as `audit-trail-<n>.json` in a file-attachment annotation, a change allowed after a signature. ' +
             'DOCX: converted to PDF and signed (default), or with `to=docx` kept as DOCX with an OOXML package signature. ' +
             'Multipart: `certificate` as a FILE part (or `p12`) is your PKCS#12 with `passphrase`; as a TEXT part it is the JSON audit-page option.',
           querystring: SignQuerySchema,

@@ -37,6 +37,7 @@ beforeAll(async () => {
   pdfs.service = await routes.sign(corpus('pdf-unsigned/signpdf-w3dummy.pdf'));
   pdfs.ecdsa = await routes.sign(corpus('pdf-unsigned/signpdf-formexample.pdf'), { signer: 'Erin C. Dsa', p12 });
   pdfs.twice = await routes.sign(pdfs.service, { signer: 'Second Signer', p12 });
+  pdfs.thrice = await routes.sign(pdfs.twice, { signer: 'Third Signer' });
   pdfs.flipped = flipByteInSignedRange(pdfs.service).tampered;
   const order = Object.keys(pdfs);
   const [withoutTrust, withTrust] = [await libreOfficeVerifyPdf(order.map((k) => pdfs[k])), await libreOfficeVerifyPdf(order.map((k) => pdfs[k]), pki.nssDir)];
@@ -73,6 +74,13 @@ describe('LibreOffice verifies PDFs signed by POST /v1/sign', () => {
     expect(first).toMatchObject({ valid: true, partial: false, signerSha256: serviceLeaf });
     expect(second).toMatchObject({ valid: true, partial: false });
     expect(second.signerSha256).toBe(sha256(Buffer.from(pki.ec.certificate.raw)));
+  });
+
+  it('signed three times (service, caller PKCS#12, service): all three signatures valid', () => {
+    expect(plain.thrice).toHaveLength(3);
+    expect(plain.thrice.map((s) => s.valid)).toEqual([true, true, true]);
+    expect(plain.thrice.map((s) => s.signerSha256)).toEqual([serviceLeaf, sha256(Buffer.from(pki.ec.certificate.raw)), serviceLeaf]);
+    expect(trusted.thrice.map((s) => [s.valid, s.certificateStatus])).toEqual([[true, 0], [true, 0], [true, 0]]);
   });
 
   it('one flipped byte inside the signed range: invalid', () => {

@@ -70,8 +70,8 @@ export class RevisionEdits {
     return streams.length;
   }
 
-  /** audit-trail.json as an associated file (/AF, /AFRelationship /Data) and in the EmbeddedFiles name tree. */
-  attachJson(fileName: string, description: string, json: Buffer, now: Date): void {
+  /** An embedded file stream and its file specification; returns the specification's reference. */
+  private embedFile(fileName: string, description: string, json: Buffer, now: Date): PDFRef {
     const fileRef = this.update.allocate();
     const md5 = createHash('md5').update(json).digest('hex').toUpperCase();
     this.update.setStream(fileRef,
@@ -79,7 +79,12 @@ export class RevisionEdits {
       deflateSync(json));
     const specRef = this.update.allocate();
     this.update.set(specRef, `<</Type /Filespec /F ${pdfTextString(fileName)} /UF ${pdfTextString(fileName)} /Desc ${pdfTextString(description)} /AFRelationship /Data /EF <</F ${fileRef} /UF ${fileRef}>>>>`);
+    return specRef;
+  }
 
+  /** A JSON file as an associated file (/AF, /AFRelationship /Data) and in the EmbeddedFiles name tree. */
+  attachJson(fileName: string, description: string, json: Buffer, now: Date): void {
+    const specRef = this.embedFile(fileName, description, json, now);
     const namesValue = this.catalog.get(PDFName.of('Names'));
     const names = lookupDict(this.context, namesValue)?.clone(this.context) ?? this.context.obj({});
     const treeValue = names.get(PDFName.of('EmbeddedFiles'));
@@ -91,6 +96,42 @@ export class RevisionEdits {
     const af = this.cloneArray(afValue);
     af.push(specRef);
     if (this.store(this.catalog, 'AF', afValue, af)) this.catalogChanged = true;
+  }
+
+  /**
+   * A JSON file in a file-attachment annotation on the last page. Unlike the catalog's name tree,
+   * adding an annotation is a change PAdES and DocMDP (P=3) allow after a signature, so earlier
+   * signatures stay valid.
+   */
+  attachJsonAsAnnotation(fileName: string, description: string, json: Buffer, now: Date): void {
+    const specRef = this.embedFile(fileName, description, json, now);
+    const pageRef = this.structure.pageRefs[this.structure.pageRefs.length - 1];
+    const pageDict = pageRef ? lookupDict(this.context, pageRef) : undefined;
+    if (!pageRef || !pageDict) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no page to carry the audit-trail attachment.');
+    const annotRef = this.update.allocate();
+    this.update.set(annotRef, `<</Type /Annot /Subtype /FileAttachment /Rect [4 4 16 20] /FS ${specRef} /Name /Paperclip /Contents ${pdfTextString(description)} /T ${pdfTextString('docproc')} /M ${pdfDate(now)} /P ${pageRef}>>`);
+    const page = pageDict.clone(this.context);
+    const annotsValue = page.get(PDFName.of('Annots'));
+    const annots = this.cloneArray(annotsValue);
+    annots.push(annotRef);
+    this.store(page, 'Annots', annotsValue, annots);
+    this.update.set(pageRef, page.toString());
+  }
+
+  /** File names already used by attachments: the EmbeddedFiles name tree (flat) and file-attachment annotations. */
+  attachmentNames(): Set<string> {
+    const names = new Set<string>();
+    const tree = lookupDict(this.context, lookupDict(this.context, this.catalog.get(PDFName.of('Names')))?.get(PDFName.of('EmbeddedFiles')));
+    const entries = lookupArray(this.context, tree?.get(PDFName.of('Names')))?.asArray() ?? [];
+    for (let i = 0; i < entries.length; i += 2) names.add(decodeTextString(entries[i]) ?? '');
+    for (const pageRef of this.structure.pageRefs) {
+      for (const annot of lookupArray(this.context, lookupDict(this.context, pageRef)?.get(PDFName.of('Annots')))?.asArray() ?? []) {
+        const spec = lookupDict(this.context, lookupDict(this.context, annot)?.get(PDFName.of('FS')));
+        const name = decodeTextString(spec?.get(PDFName.of('UF'))) ?? decodeTextString(spec?.get(PDFName.of('F')));
+        if (name) names.add(name);
+      }
+    }
+    return names;
   }
 
   private insertIntoNameTree(node: PDFDict | undefined, key: string, value: PDFRef): PDFDict {

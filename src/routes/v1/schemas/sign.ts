@@ -52,7 +52,7 @@ export const SignAppearanceSchema = Type.Union([
 
 export const AuditCertificateOptionSchema = Type.Object(
   { enabled: Type.Boolean({ default: true, description: 'Append the audit-trail certificate page (not on PDFs that are already signed).' }) },
-  { description: 'The audit-trail certificate page. audit-trail.json is attached in every case.' },
+  { description: 'The audit-trail certificate page. The audit record is attached in every case (audit-trail.json, or audit-trail-<n>.json when countersigning).' },
 );
 
 export const SignDocumentSchema = Type.Union([
