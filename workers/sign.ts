@@ -1,5 +1,5 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
-import { fromPortable, parsePkcs12, type PortableIdentity, type SigningIdentity } from '../src/documents/sign/identity.js';
+import { assertCertificateCurrent, fromPortable, parsePkcs12, type PortableIdentity, type SigningIdentity } from '../src/documents/sign/identity.js';
 import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
 import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
@@ -22,8 +22,12 @@ export interface SignTaskOutput {
   warnings: string[];
 }
 
-export function identityFor(input: Pick<SignTaskInput, 'identity' | 'p12'>): SigningIdentity {
-  return input.p12 ? parsePkcs12(input.p12.data, input.p12.passphrase) : fromPortable(input.identity);
+/** The caller's PKCS#12 (refused when its certificate is not valid now) or the service identity. */
+export function identityFor(input: Pick<SignTaskInput, 'identity' | 'p12'>, now = new Date()): SigningIdentity {
+  if (!input.p12) return fromPortable(input.identity);
+  const identity = parsePkcs12(input.p12.data, input.p12.passphrase);
+  assertCertificateCurrent(identity.certificate, now);
+  return identity;
 }
 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -71,6 +71,21 @@ function checkUsable(privateKey: KeyObject, certificate: X509Certificate): void 
   }
 }
 
+/**
+ * Refuses a signing certificate outside its validity period at `at`: a signature made with it could
+ * never validate, so the caller gets 422 CERTIFICATE_EXPIRED instead of a useless document.
+ */
+export function assertCertificateCurrent(certificate: X509Certificate, at: Date): void {
+  const from = new Date(certificate.validFrom);
+  const to = new Date(certificate.validTo);
+  if (at < from) {
+    throw new AppError(422, ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate is not valid yet (valid from ${from.toISOString()}); sign with a current certificate.`);
+  }
+  if (at > to) {
+    throw new AppError(422, ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate expired on ${to.toISOString()}; sign with a current certificate.`);
+  }
+}
+
 /** Parses a PKCS#12 (legacy RC2/3DES or PBES2/AES); throws 422 INVALID_CERTIFICATE when unreadable or the passphrase is wrong. */
 export function parsePkcs12(p12: Uint8Array, passphrase: string, isDevelopment = false): SigningIdentity {
   let bags: forge.pkcs12.Bag[];

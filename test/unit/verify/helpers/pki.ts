@@ -24,6 +24,8 @@ export interface CertOptions {
   issuer?: TestIdentity;
   /** Make an already-expired certificate (valid in the past only). */
   expired?: boolean;
+  /** Make a certificate whose validity starts in the future. */
+  notYetValid?: boolean;
 }
 
 let serial = 0x1000;
@@ -50,8 +52,8 @@ export function makeIdentity(options: CertOptions = {}): TestIdentity {
     }
     const signArgs = options.issuer ? ['-CA', 'issuer.pem', '-CAkey', 'issuer.key'] : ['-signkey', 'key.pem'];
     openssl(['x509', '-req', '-in', 'req.csr', ...signArgs, '-set_serial', sn, '-days', String(options.days ?? 3650), '-extfile', 'ext.cnf', '-sha256', '-out', 'cert.pem'], dir);
-    if (options.expired) {
-      // openssl 3.0 x509 cannot backdate; a CA-issued cert valid from 2001 to 2002 via "openssl ca" would need a config. Use faketime-free approach: -days 0 is still valid now, so instead sign with a past start date using "ca".
+    if (options.expired || options.notYetValid) {
+      // openssl 3.0 x509 cannot set dates; "openssl ca" can (valid 2001-2002, or 2090-2091).
       writeFileSync(path.join(dir, 'index.txt'), '');
       writeFileSync(
         path.join(dir, 'ca.cnf'),
@@ -59,7 +61,7 @@ export function makeIdentity(options: CertOptions = {}): TestIdentity {
       );
       writeFileSync(path.join(dir, 'serial'), (serial++).toString(16).padStart(4, '0') + '\n');
       const caArgs = options.issuer ? ['-cert', 'issuer.pem', '-keyfile', 'issuer.key'] : ['-selfsign', '-keyfile', 'key.pem'];
-      openssl(['ca', '-batch', '-config', 'ca.cnf', '-in', 'req.csr', ...caArgs, '-startdate', '20010101000000Z', '-enddate', '20020101000000Z', '-extfile', 'ext.cnf', '-out', 'cert.pem', '-notext'], dir);
+      openssl(['ca', '-batch', '-config', 'ca.cnf', '-in', 'req.csr', ...caArgs, ...(options.expired ? ['-startdate', '20010101000000Z', '-enddate', '20020101000000Z'] : ['-startdate', '20900101000000Z', '-enddate', '20910101000000Z']), '-extfile', 'ext.cnf', '-out', 'cert.pem', '-notext'], dir);
     }
     const pem = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
     const keyPem = readFileSync(path.join(dir, 'key.pem'), 'utf8');
