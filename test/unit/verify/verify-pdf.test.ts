@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
-import { makeTestPki, type TestIdentity } from './helpers/pki.js';
+import { makeLeaf, makeTestPki, type TestIdentity } from './helpers/pki.js';
+import { buildCms } from './helpers/cms.js';
 import { TestPdf } from './helpers/pdf.js';
 
 let root: TestIdentity;
@@ -201,6 +202,51 @@ describe('verifyPdf: is not fooled', () => {
     expect(report.signatures).toEqual([]);
     expect(report.unsignedFields).toEqual(['Signature1', 'Signature2']);
     expect(report.reason).toMatch(/no signatures/);
+  });
+});
+
+describe('verifyPdf: signers and algorithms as the other validators read them', () => {
+  const passes = (report: VerifyReport) => report.signatures[0]!;
+
+  it('finds the signer identified by SubjectKeyIdentifier', () => {
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer, sidBySubjectKeyId: true } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_PASSED' });
+    expect(sig.signer?.commonName).toBe('Test Signer');
+  });
+
+  it.each([
+    ['P-256', 'prime256v1', 'sha256'],
+    ['brainpoolP256r1', 'brainpoolP256r1', 'sha256'],
+    ['brainpoolP384r1', 'brainpoolP384r1', 'sha384'],
+  ] as const)('plain ECDSA (BSI TR-03111, r‖s) on %s verifies', (_label, curve, digest) => {
+    const plainSigner = makeLeaf(root, { curve, subject: `/CN=Plain ${curve}/O=Docproc Tests` });
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer: plainSigner, scheme: 'ecdsa-plain', digest } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED' });
+    expect(sig.signatureAlgorithm).toMatch(/plain r‖s, BSI TR-03111/);
+  });
+
+  it.each([['ED25519', 'Ed25519'], ['ED448', 'Ed448']] as const)('%s signatures verify', (algorithm, name) => {
+    const edSigner = makeLeaf(root, { eddsa: algorithm, subject: `/CN=${name} Signer/O=Docproc Tests` });
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer: edSigner, scheme: 'eddsa' } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_PASSED', signatureAlgorithm: name });
+  });
+
+  it('a signature made with another key of the same curve does not verify', () => {
+    const a = makeLeaf(root, { curve: 'brainpoolP256r1' });
+    const b = makeLeaf(root, { curve: 'brainpoolP256r1' });
+    const cms = (signed: Buffer) => buildCms(signed, { signer: b, scheme: 'ecdsa-plain', certificates: [a] });
+    const sig = passes(verify(TestPdf.base().sign({ cms }).bytes));
+    expect(sig.indication).not.toBe('TOTAL_PASSED');
+  });
+
+  it('an algorithm nobody can check: INDETERMINATE with the reason, intact still reports the digest', () => {
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer, signatureOidOverride: '1.2.3.4.5.6.7' } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: false, indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE' });
+    expect(sig.errors.join(' ')).toMatch(/unsupported algorithm.*1\.2\.3\.4\.5\.6\.7/);
+    const tampered = TestPdf.base().sign({ cms: { signer, signatureOidOverride: '1.2.3.4.5.6.7' } });
+    const at = tampered.find('Pay 100 EUR');
+    tampered.bytes.write('9', at + 4, 'latin1');
+    expect(passes(verify(tampered.bytes))).toMatchObject({ intact: false, indication: 'INDETERMINATE' });
   });
 });
 

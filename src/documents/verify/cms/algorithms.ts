@@ -2,7 +2,7 @@ import { constants, createHash, publicDecrypt, verify as cryptoVerify, type KeyO
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 
-export type HashName = 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512';
+export type HashName = 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512' | 'shake256';
 
 const HASH_BY_OID: Record<string, HashName> = {
   '1.3.14.3.2.26': 'sha1',
@@ -10,6 +10,20 @@ const HASH_BY_OID: Record<string, HashName> = {
   '2.16.840.1.101.3.4.2.1': 'sha256',
   '2.16.840.1.101.3.4.2.2': 'sha384',
   '2.16.840.1.101.3.4.2.3': 'sha512',
+  '2.16.840.1.101.3.4.2.7': 'sha3-224',
+  '2.16.840.1.101.3.4.2.8': 'sha3-256',
+  '2.16.840.1.101.3.4.2.9': 'sha3-384',
+  '2.16.840.1.101.3.4.2.10': 'sha3-512',
+  // RFC 8419: the message digest of an Ed448 signer is SHAKE256 with a 512-bit output.
+  '2.16.840.1.101.3.4.2.12': 'shake256',
+};
+
+/** A hash object for `name` (SHAKE256 with the 64-byte output CMS uses). */
+const newHash = (name: HashName) => (name === 'shake256' ? createHash('shake256', { outputLength: 64 }) : createHash(name));
+
+const hashLabel = (name: HashName): string => {
+  if (name === 'shake256') return 'SHAKE256';
+  return name.startsWith('sha3-') ? name.toUpperCase() : name.toUpperCase().replace('SHA', 'SHA-');
 };
 
 /** Hash algorithms that are broken for signatures; accepted only for reporting, never for a pass. */
@@ -27,8 +41,9 @@ export const OID_NAMES: Record<string, string> = {
 export type SignatureScheme =
   | { kind: 'rsa-pkcs1'; hash: HashName }
   | { kind: 'rsa-pss'; hash: HashName; saltLength: number }
-  | { kind: 'ecdsa'; hash: HashName }
-  | { kind: 'eddsa' };
+  /** `ieee-p1363`: the plain r‖s encoding of BSI TR-03111 (`ecdsa-plain-*`), else DER. */
+  | { kind: 'ecdsa'; hash: HashName; encoding: 'der' | 'ieee-p1363' }
+  | { kind: 'eddsa'; curve: 'Ed25519' | 'Ed448' };
 
 const RSA_PKCS1_WITH: Record<string, HashName> = {
   '1.2.840.113549.1.1.5': 'sha1',
@@ -44,6 +59,23 @@ const ECDSA_WITH: Record<string, HashName> = {
   '1.2.840.10045.4.3.2': 'sha256',
   '1.2.840.10045.4.3.3': 'sha384',
   '1.2.840.10045.4.3.4': 'sha512',
+  '2.16.840.1.101.3.4.3.9': 'sha3-224',
+  '2.16.840.1.101.3.4.3.10': 'sha3-256',
+  '2.16.840.1.101.3.4.3.11': 'sha3-384',
+  '2.16.840.1.101.3.4.3.12': 'sha3-512',
+};
+
+/** BSI TR-03111 ecdsa-plain-signatures (0.4.0.127.0.7.1.1.4.1.*): r‖s instead of a DER sequence. */
+const ECDSA_PLAIN_WITH: Record<string, HashName> = {
+  '0.4.0.127.0.7.1.1.4.1.1': 'sha1',
+  '0.4.0.127.0.7.1.1.4.1.2': 'sha224',
+  '0.4.0.127.0.7.1.1.4.1.3': 'sha256',
+  '0.4.0.127.0.7.1.1.4.1.4': 'sha384',
+  '0.4.0.127.0.7.1.1.4.1.5': 'sha512',
+  '0.4.0.127.0.7.1.1.4.1.8': 'sha3-224',
+  '0.4.0.127.0.7.1.1.4.1.9': 'sha3-256',
+  '0.4.0.127.0.7.1.1.4.1.10': 'sha3-384',
+  '0.4.0.127.0.7.1.1.4.1.11': 'sha3-512',
 };
 
 /**
@@ -54,9 +86,11 @@ export function signatureScheme(algorithm: pkijs.AlgorithmIdentifier, digest: Ha
   const oid = algorithm.algorithmId;
   if (oid === '1.2.840.113549.1.1.1') return { kind: 'rsa-pkcs1', hash: digest };
   if (RSA_PKCS1_WITH[oid]) return { kind: 'rsa-pkcs1', hash: RSA_PKCS1_WITH[oid] };
-  if (oid === '1.2.840.10045.2.1') return { kind: 'ecdsa', hash: digest };
-  if (ECDSA_WITH[oid]) return { kind: 'ecdsa', hash: ECDSA_WITH[oid] };
-  if (oid === '1.3.101.112') return { kind: 'eddsa' };
+  if (oid === '1.2.840.10045.2.1') return { kind: 'ecdsa', hash: digest, encoding: 'der' };
+  if (ECDSA_WITH[oid]) return { kind: 'ecdsa', hash: ECDSA_WITH[oid], encoding: 'der' };
+  if (ECDSA_PLAIN_WITH[oid]) return { kind: 'ecdsa', hash: ECDSA_PLAIN_WITH[oid], encoding: 'ieee-p1363' };
+  if (oid === '1.3.101.112') return { kind: 'eddsa', curve: 'Ed25519' };
+  if (oid === '1.3.101.113') return { kind: 'eddsa', curve: 'Ed448' };
   if (oid === '1.2.840.113549.1.1.10') {
     try {
       const params = new pkijs.RSASSAPSSParams({ schema: algorithm.algorithmParams });
@@ -72,20 +106,23 @@ export function signatureScheme(algorithm: pkijs.AlgorithmIdentifier, digest: Ha
 export const schemeHash = (scheme: SignatureScheme): HashName | undefined => (scheme.kind === 'eddsa' ? undefined : scheme.hash);
 
 export function describeScheme(scheme: SignatureScheme): string {
-  if (scheme.kind === 'eddsa') return 'Ed25519';
-  const hash = scheme.hash.toUpperCase().replace('SHA', 'SHA-');
-  return { 'rsa-pkcs1': `RSA PKCS#1 v1.5 with ${hash}`, 'rsa-pss': `RSA-PSS with ${hash}`, ecdsa: `ECDSA with ${hash}` }[scheme.kind];
+  if (scheme.kind === 'eddsa') return scheme.curve;
+  const hash = hashLabel(scheme.hash);
+  if (scheme.kind === 'ecdsa') return `ECDSA with ${hash}`;
+  return scheme.kind === 'rsa-pss' ? `RSA-PSS with ${hash}` : `RSA PKCS#1 v1.5 with ${hash}`;
 }
 
 /** Verifies a signature over `data`; any key/scheme mismatch counts as a failed verification. */
 export function verifySignature(scheme: SignatureScheme, key: KeyObject, data: Uint8Array, signature: Uint8Array): boolean {
   try {
-    if (scheme.kind === 'eddsa') return cryptoVerify(null, data, key, signature);
+    if (scheme.kind === 'eddsa') return key.asymmetricKeyType === scheme.curve.toLowerCase() && cryptoVerify(null, data, key, signature);
     if (scheme.kind === 'rsa-pss') {
       return cryptoVerify(scheme.hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: scheme.saltLength }, signature);
     }
     if (scheme.kind === 'rsa-pkcs1' && key.asymmetricKeyType !== 'rsa') return false;
-    if (scheme.kind === 'ecdsa' && key.asymmetricKeyType !== 'ec') return false;
+    if (scheme.kind === 'ecdsa') {
+      return key.asymmetricKeyType === 'ec' && cryptoVerify(scheme.hash, data, { key, dsaEncoding: scheme.encoding }, signature);
+    }
     return cryptoVerify(scheme.hash, data, key, signature);
   } catch {
     return false;
@@ -93,12 +130,12 @@ export function verifySignature(scheme: SignatureScheme, key: KeyObject, data: U
 }
 
 export function hashRanges(hash: HashName, data: Uint8Array, ranges: Array<[number, number]>): Buffer {
-  const h = createHash(hash);
+  const h = newHash(hash);
   for (const [start, end] of ranges) h.update(data.subarray(start, end));
   return h.digest();
 }
 
-export const hashBytes = (hash: HashName, data: Uint8Array): Buffer => createHash(hash).update(data).digest();
+export const hashBytes = (hash: HashName, data: Uint8Array): Buffer => newHash(hash).update(data).digest();
 
 /** The DigestInfo inside an RSA PKCS#1 v1.5 signature, recovered with the public key (undefined when it does not decode). */
 export function recoverRsaDigestInfo(key: KeyObject, signature: Uint8Array): { hash?: HashName; digest: Uint8Array } | undefined {

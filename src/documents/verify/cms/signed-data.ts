@@ -71,8 +71,11 @@ function findSigner(signerInfo: pkijs.SignerInfo, certs: Cert[]): Cert | undefin
   if (sid instanceof pkijs.IssuerAndSerialNumber) {
     return certs.find((c) => c.parsed.serialNumber.isEqual(sid.serialNumber) && c.parsed.issuer.isEqual(sid.issuer));
   }
+  // subjectKeyIdentifier [0] IMPLICIT OCTET STRING: a context-tagged primitive (or, from lax
+  // encoders, a constructed [0] around an OCTET STRING).
   const keyId = sid instanceof asn1js.Constructed ? sid.valueBlock.value[0] : sid;
-  const wanted = keyId instanceof asn1js.OctetString ? bytesOf(keyId.valueBlock.valueHexView) : undefined;
+  const wanted =
+    keyId instanceof asn1js.OctetString || keyId instanceof asn1js.Primitive ? bytesOf((keyId as asn1js.Primitive).valueBlock.valueHexView) : undefined;
   if (!wanted) return undefined;
   return certs.find((c) => {
     const ext = c.parsed.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID);
@@ -130,23 +133,26 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   const digest = hashFromOid(digestOid);
   if (!digest) return { ...check, unsupportedAlgorithm: OID_NAMES[digestOid] ?? `digest algorithm ${digestOid}` };
   check.digest = digest;
+  const contentDigest = check.eContent ? hashBytes(digest, check.eContent) : digestContent(digest);
+  // The message-digest comparison does not depend on the signature algorithm: report it even when
+  // the algorithm cannot be checked.
+  const messageDigest = signerInfo.signedAttrs ? attribute(signerInfo.signedAttrs, OID_MESSAGE_DIGEST) : undefined;
+  if (messageDigest instanceof asn1js.OctetString) check.intact = sameBytes(bytesOf(messageDigest.valueBlock.valueHexView), contentDigest);
   const scheme = signatureScheme(signerInfo.signatureAlgorithm, digest);
   if (!scheme) {
     const oid = signerInfo.signatureAlgorithm.algorithmId;
     return { ...check, unsupportedAlgorithm: OID_NAMES[oid] ?? `signature algorithm ${oid}` };
   }
   check.scheme = scheme;
-  check.algorithmDescription = describeScheme(scheme);
+  // In CMS, r‖s instead of DER marks the BSI TR-03111 ecdsa-plain-* algorithms.
+  const plain = scheme.kind === 'ecdsa' && scheme.encoding === 'ieee-p1363' ? ' (plain r‖s, BSI TR-03111)' : '';
+  check.algorithmDescription = describeScheme(scheme) + plain;
   const weakHash = [digest, schemeHash(scheme)].find((h) => h && WEAK_HASHES.has(h));
   if (weakHash) check.weakAlgorithm = weakHash.toUpperCase().replace('SHA', 'SHA-');
 
-  const contentDigest = check.eContent ? hashBytes(digest, check.eContent) : digestContent(digest);
   if (signerInfo.signedAttrs) {
-    const messageDigest = attribute(signerInfo.signedAttrs, OID_MESSAGE_DIGEST);
     if (!(messageDigest instanceof asn1js.OctetString)) {
       check.structureError = 'the signed attributes have no message-digest: the signature does not bind the document';
-    } else {
-      check.intact = sameBytes(bytesOf(messageDigest.valueBlock.valueHexView), contentDigest);
     }
     if (!attribute(signerInfo.signedAttrs, OID_CONTENT_TYPE)) check.structureError ??= 'the signed attributes have no content-type';
     if (check.signerCert) {

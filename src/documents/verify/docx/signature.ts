@@ -1,9 +1,9 @@
 import type { Document, Element } from '@xmldom/xmldom';
 import { createHash } from 'node:crypto';
-import { describeScheme, schemeHash, type SignatureScheme } from '../cms/algorithms.js';
+import { describeScheme, schemeHash, verifySignature, type SignatureScheme } from '../cms/algorithms.js';
 import { buildChain, parseCert, summarizeCert, validAt, type Cert, type TrustStore } from '../cms/certificates.js';
 import { checkTimestampToken } from '../cms/timestamp.js';
-import { DIGEST_METHODS, decodeBase64, verifyXmlSignature, xmlSignatureScheme } from './algorithms.js';
+import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
 import { NS } from '../../ooxml/constants.js';
 import type { OpcPackage } from '../../ooxml/package.js';
@@ -222,7 +222,7 @@ class SignatureEvaluator {
       .filter(Boolean);
     const canonical = Buffer.from(canonicalize(signedInfo, { ...c14n, inclusivePrefixes: prefixes }), 'utf8');
     const value = decodeBase64(textOf(signatureValue));
-    const verifying = certificates.find((cert) => verifyXmlSignature(scheme as SignatureScheme, cert.x509.publicKey, canonical, value));
+    const verifying = certificates.find((cert) => verifySignature(scheme as SignatureScheme, cert.x509.publicKey, canonical, value));
     this.report.cryptoValid = !!verifying;
     this.findings.signerCert = verifying ?? certificates[0];
   }

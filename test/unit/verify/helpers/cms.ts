@@ -8,7 +8,12 @@ export interface CmsOptions {
   /** Certificates to embed (default: the signer's). */
   certificates?: TestIdentity[];
   digest?: 'sha1' | 'sha256' | 'sha384' | 'sha512';
-  scheme?: 'pkcs1' | 'pss' | 'ecdsa';
+  /** ecdsa-plain: BSI TR-03111 r‖s with an ecdsa-plain-* OID; eddsa: Ed25519/Ed448 by the key. */
+  scheme?: 'pkcs1' | 'pss' | 'ecdsa' | 'ecdsa-plain' | 'eddsa';
+  /** Identify the signer by SubjectKeyIdentifier instead of issuer and serial number. */
+  sidBySubjectKeyId?: boolean;
+  /** Override the signature algorithm OID (e.g. one nobody implements). */
+  signatureOidOverride?: string;
   withoutMessageDigest?: boolean;
   /** Override the digest algorithm OID written into the SignerInfo (e.g. md5 to test unsupported algorithms). */
   digestOidOverride?: string;
@@ -17,12 +22,19 @@ export interface CmsOptions {
 }
 
 const DIGEST_OID = { sha1: '1.3.14.3.2.26', sha256: '2.16.840.1.101.3.4.2.1', sha384: '2.16.840.1.101.3.4.2.2', sha512: '2.16.840.1.101.3.4.2.3' } as const;
+const SHAKE256_OID = '2.16.840.1.101.3.4.2.12';
+const ECDSA_PLAIN_OID = { sha1: '0.4.0.127.0.7.1.1.4.1.1', sha256: '0.4.0.127.0.7.1.1.4.1.3', sha384: '0.4.0.127.0.7.1.1.4.1.4', sha512: '0.4.0.127.0.7.1.1.4.1.5' } as const;
+
+const isEd448 = (options: CmsOptions) => options.signer.key.asymmetricKeyType === 'ed448';
 
 function certOf(identity: TestIdentity): pkijs.Certificate {
   return pkijs.Certificate.fromBER(identity.der);
 }
 
 function signatureAlgorithm(options: CmsOptions, digest: keyof typeof DIGEST_OID): pkijs.AlgorithmIdentifier {
+  if (options.signatureOidOverride) return new pkijs.AlgorithmIdentifier({ algorithmId: options.signatureOidOverride });
+  if (options.scheme === 'eddsa') return new pkijs.AlgorithmIdentifier({ algorithmId: isEd448(options) ? '1.3.101.113' : '1.3.101.112' });
+  if (options.scheme === 'ecdsa-plain') return new pkijs.AlgorithmIdentifier({ algorithmId: ECDSA_PLAIN_OID[digest] });
   if (options.scheme === 'ecdsa') return new pkijs.AlgorithmIdentifier({ algorithmId: { sha1: '1.2.840.10045.4.1', sha256: '1.2.840.10045.4.3.2', sha384: '1.2.840.10045.4.3.3', sha512: '1.2.840.10045.4.3.4' }[digest] });
   if (options.scheme === 'pss') {
     const params = new pkijs.RSASSAPSSParams({
@@ -40,8 +52,9 @@ function signatureAlgorithm(options: CmsOptions, digest: keyof typeof DIGEST_OID
 
 /** A detached CMS SignedData over `content`, built by hand so tests can break any part of it. */
 export function buildCms(content: Uint8Array, options: CmsOptions): Buffer {
-  const digest = options.digest ?? 'sha256';
-  const messageDigest = createHash(digest).update(content).digest();
+  const digest = options.digest ?? (options.scheme === 'eddsa' ? 'sha512' : 'sha256');
+  const shake = options.scheme === 'eddsa' && isEd448(options);
+  const messageDigest = shake ? createHash('shake256', { outputLength: 64 }).update(content).digest() : createHash(digest).update(content).digest();
   const attributes = [
     new pkijs.Attribute({ type: '1.2.840.113549.1.9.3', values: [new asn1js.ObjectIdentifier({ value: '1.2.840.113549.1.7.1' })] }),
     new pkijs.Attribute({ type: '1.2.840.113549.1.9.5', values: [new asn1js.UTCTime({ valueDate: options.signingTime ?? new Date() })] }),
@@ -51,15 +64,24 @@ export function buildCms(content: Uint8Array, options: CmsOptions): Buffer {
   }
   const signedAttrsDer = new asn1js.Set({ value: attributes.map((a) => a.toSchema()) }).toBER();
   const key = options.signer.key;
+  const data = Buffer.from(signedAttrsDer);
   const signature =
     options.scheme === 'pss'
-      ? cryptoSign(digest, Buffer.from(signedAttrsDer), { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 })
-      : cryptoSign(digest, Buffer.from(signedAttrsDer), key);
+      ? cryptoSign(digest, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 })
+      : options.scheme === 'eddsa'
+        ? cryptoSign(null, data, key)
+        : options.scheme === 'ecdsa-plain'
+          ? cryptoSign(digest, data, { key, dsaEncoding: 'ieee-p1363' })
+          : cryptoSign(digest, data, key);
   const signerCert = certOf(options.signer);
-  const digestAlgorithm = new pkijs.AlgorithmIdentifier({ algorithmId: options.digestOidOverride ?? DIGEST_OID[digest], algorithmParams: new asn1js.Null() });
+  const digestAlgorithm = new pkijs.AlgorithmIdentifier({ algorithmId: options.digestOidOverride ?? (shake ? SHAKE256_OID : DIGEST_OID[digest]), ...(shake ? {} : { algorithmParams: new asn1js.Null() }) });
+  const ski = signerCert.extensions?.find((e) => e.extnID === '2.5.29.14')?.parsedValue as asn1js.OctetString | undefined;
+  if (options.sidBySubjectKeyId && !ski) throw new Error('the signer certificate has no SubjectKeyIdentifier');
   const signerInfo = new pkijs.SignerInfo({
-    version: 1,
-    sid: new pkijs.IssuerAndSerialNumber({ issuer: signerCert.issuer, serialNumber: signerCert.serialNumber }),
+    version: options.sidBySubjectKeyId ? 3 : 1,
+    sid: options.sidBySubjectKeyId
+      ? new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 0 }, valueHex: ski!.valueBlock.valueHexView })
+      : new pkijs.IssuerAndSerialNumber({ issuer: signerCert.issuer, serialNumber: signerCert.serialNumber }),
     digestAlgorithm,
     signedAttrs: new pkijs.SignedAndUnsignedAttributes({ type: 0, attributes }),
     signatureAlgorithm: signatureAlgorithm(options, digest),

@@ -16,6 +16,10 @@ export interface TestIdentity {
 export interface CertOptions {
   subject?: string;
   ec?: boolean;
+  /** Named EC curve (default prime256v1 when `ec`), e.g. brainpoolP256r1. */
+  curve?: string;
+  /** An EdDSA key instead of RSA/EC. */
+  eddsa?: 'ED25519' | 'ED448';
   rsaBits?: number;
   /** openssl -not_before/-not_after style dates are not in openssl 3.0: use days offsets instead. */
   days?: number;
@@ -37,7 +41,8 @@ function openssl(args: string[], cwd: string): void {
 export function makeIdentity(options: CertOptions = {}): TestIdentity {
   const dir = mkdtempSync(path.join(tmpdir(), 'verify-pki-'));
   try {
-    if (options.ec) openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'key.pem'], dir);
+    if (options.eddsa) openssl(['genpkey', '-algorithm', options.eddsa, '-out', 'key.pem'], dir);
+    else if (options.ec || options.curve) openssl(['ecparam', '-name', options.curve ?? 'prime256v1', '-genkey', '-noout', '-out', 'key.pem'], dir);
     else openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', `rsa_keygen_bits:${options.rsaBits ?? 2048}`, '-out', 'key.pem'], dir);
     const ext = options.ca
       ? 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n'
