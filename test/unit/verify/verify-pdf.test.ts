@@ -250,6 +250,55 @@ describe('verifyPdf: signers and algorithms as the other validators read them', 
   });
 });
 
+describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them', () => {
+  const first = (pdf: TestPdf) => verify(pdf.bytes).signatures[0]!;
+
+  it('/DA and /DR added to the AcroForm with a new signature are signature changes', () => {
+    const pdf = signedOnce();
+    pdf.update({ 5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 /DA (/Helv 0 Tf 0 g) /DR << /Font << /Helv 6 0 R >> >> >>' });
+    pdf.sign({ cms: { signer }, fieldNum: 9 });
+    const report = verify(pdf.bytes);
+    expect(report.signatures.map((s) => [s.modificationsAfter, s.indication])).toEqual([['signatures', 'TOTAL_PASSED'], ['none', 'TOTAL_PASSED']]);
+  });
+
+  it('/DR losing or redefining a resource is not a signature change', () => {
+    const withDr = () => TestPdf.base().sign({ cms: { signer }, acroFormExtra: '/DR << /Font << /Helv 6 0 R >> >>' });
+    const grown = withDr().update({ 5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 /DR << /Font << /Helv 6 0 R /ZaDb 6 0 R >> >> >>' });
+    expect(first(grown)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    const redefined = withDr().update({ 5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 /DR << /Font << /Helv 2 0 R >> >> >>' });
+    expect(first(redefined).modificationsAfter).toBe('formFilling');
+  });
+
+  it('an annotation-appearance name tree added with an annotation is an annotation change', () => {
+    const pdf = signedOnce();
+    const [annot, ap, tree] = [pdf.size, pdf.size + 1, pdf.size + 2];
+    pdf.update({
+      [ap]: '<< /Type /XObject /Subtype /Form /BBox [0 0 20 20] /Length 0 >>\nstream\n\nendstream',
+      [tree]: `<< /Names [(stamp1) ${ap} 0 R] >>`,
+      [annot]: `<< /Type /Annot /Subtype /Stamp /Rect [10 10 30 30] /AP << /N ${ap} 0 R >> >>`,
+      3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R ${annot} 0 R] >>`,
+      1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Names << /AP ${tree} 0 R >> >>`,
+    });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
+  });
+
+  it('an embedded file added to the name tree after signing stays a forbidden change', () => {
+    const pdf = signedOnce();
+    const spec = pdf.size;
+    pdf.update({ [spec]: '<< /Type /Filespec /F (x.txt) >>', 1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Names << /EmbeddedFiles << /Names [(x.txt) ${spec} 0 R] >> >> >>` });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('page-tree root keys that change no page are allowed; /Kids, /Count and inherited attributes are not', () => {
+    const harmless = signedOnce().update({ 2: '<< /Type /Pages /Kids [3 0 R] /Count 1 /PieceInfo << /docproc << /LastModified (D:20240101) >> >> >>' });
+    expect(first(harmless)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    for (const extra of ['/Rotate 90', '/MediaBox [0 0 100 100]', '/Resources << /Font << /F1 2 0 R >> >>']) {
+      const shown = signedOnce().update({ 2: `<< /Type /Pages /Kids [3 0 R] /Count 1 ${extra} >>` });
+      expect(first(shown), extra).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    }
+  });
+});
+
 describe('verifyPdf: damaged cross-reference chains', () => {
   /** Six signatures, each in its own revision, on fields Sig1..Sig6. */
   function sixSignatures(): TestPdf {

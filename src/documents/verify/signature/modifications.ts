@@ -9,11 +9,14 @@ import type { ModificationLevel } from '../types.js';
  *
  * Rules (see README.md in this folder):
  *  - signatures: a new signature field in /AcroForm /Fields or a new signature widget in a page's
- *    /Annots; an empty signature field receiving its /V (and its appearance); /SigFlags; a new
- *    /DSS (and /Extensions) in the catalog. Document time-stamps and DSS are also "LTV" updates.
+ *    /Annots; an empty signature field receiving its /V (and its appearance); /SigFlags; /DA and
+ *    /DR added to the AcroForm (or /DR only gaining entries); a new /DSS (and /Extensions) in the
+ *    catalog; /Pages entries that change no page (not /Kids, /Count or inherited attributes).
+ *    Document time-stamps and DSS are also "LTV" updates.
  *  - formFilling: /V, /AS, /AP, /MK of existing non-signature fields and widgets; their
  *    appearance streams; /NeedAppearances and /DR of the AcroForm.
- *  - annotations: non-widget annotations added to, removed from, or changed in a page's /Annots.
+ *  - annotations: non-widget annotations added to, removed from, or changed in a page's /Annots;
+ *    an annotation-appearance name tree (/Names /AP) added.
  *  - metadata (/Info, catalog /Metadata): allowed, reported as a warning.
  *  - other: everything else, e.g. page content or resources, the page tree, catalog entries,
  *    a changed signature dictionary, new non-signature fields, deleted objects, redefined
@@ -45,6 +48,7 @@ interface SignedContext {
   annotationNums: Set<number>;
   metadataNums: Set<number>;
   dssNums: Set<number>;
+  namesNum?: number;
 }
 
 function signedContext(view: PdfView): SignedContext {
@@ -65,6 +69,7 @@ function signedContext(view: PdfView): SignedContext {
     annotationNums: new Set(),
     metadataNums: new Set([refNum(view.trailer.get('Info')), refNum(catalog?.get('Metadata'))].filter((n) => n !== undefined)),
     dssNums: new Set(),
+    namesNum: refNum(catalog?.get('Names')),
   };
   for (const field of walkFields(view)) {
     if (field.num === undefined) continue;
@@ -162,9 +167,34 @@ function classifyArrayChange(before: PdfValue[], after: PdfValue[], final: PdfVi
   }
 }
 
-function classifyCatalog(before: PdfDict, after: PdfDict, final: PdfView, out: Findings): void {
+/** Page attributes a /Pages node passes down to its pages (ISO 32000-1 Table 30), plus the tree's own structure. */
+const PAGE_TREE_KEYS = new Set(['Type', 'Parent', 'Kids', 'Count', 'Resources', 'MediaBox', 'CropBox', 'Rotate']);
+
+/** A /Pages node whose structure and inherited attributes are unchanged changes no page (DSS and pyHanko agree). */
+function classifyPageTreeNode(before: PdfDict, after: PdfDict, out: Findings): void {
+  const keys = changedKeys(before, after);
+  if (keys.some((k) => PAGE_TREE_KEYS.has(k))) out.add('other', 'the page tree was changed (pages added, removed or reordered, or inherited page attributes)');
+  else out.add('signatures', `page-tree entries that change no page were updated (${keys.map((k) => `/${k}`).join(', ')})`);
+}
+
+/**
+ * The catalog's /Names: an annotation-appearance name tree (/AP) added with an annotation is an
+ * annotation change; any other name tree change (embedded files, destinations, JavaScript) is not.
+ */
+function classifyNames(before: PdfDict | undefined, after: PdfDict | undefined, out: Findings): void {
+  const keys = changedKeys(before ?? new PdfDict(new Map()), after ?? new PdfDict(new Map()));
+  for (const key of keys) {
+    if (key === 'AP' && !before?.has('AP')) out.add('annotations', 'an annotation-appearance name tree was added');
+    else out.add('other', `document name tree /${key} changed`);
+  }
+}
+
+function classifyCatalog(before: PdfDict, after: PdfDict, signed: PdfView, final: PdfView, out: Findings): void {
   for (const key of changedKeys(before, after)) {
     if (key === 'DSS' || key === 'Extensions') out.add('signatures', 'validation data (DSS) added', true);
+    else if (key === 'Names' && (!before.has('Names') || refNum(before.get('Names')) === undefined)) {
+      classifyNames(signed.dict(before.get('Names')), final.dict(after.get('Names')), out);
+    }
     else if (key === 'Metadata') out.warn('document metadata (XMP) was replaced after signing');
     else if (key === 'AcroForm' && !before.has('AcroForm')) {
       const acroForm = final.dict(after.get('AcroForm'));
@@ -181,9 +211,28 @@ function classifyAcroForm(before: PdfDict, after: PdfDict, signed: PdfView | und
       const beforeFields = (signed ?? final).array(before.get('Fields')) ?? [];
       classifyArrayChange(beforeFields, final.array(after.get('Fields')) ?? [], final, 'fields', out);
     } else if (key === 'SigFlags') out.add('signatures', 'signature flags updated');
-    else if (key === 'NeedAppearances' || key === 'DR') out.add('formFilling', `form /${key} updated`);
+    else if ((key === 'DA' || key === 'DR') && (!before.has(key) || onlyAdds(signed ?? final, before.get(key), final, after.get(key)))) {
+      // Signing tools add default appearance and resources with a new signature field.
+      out.add('signatures', `form /${key} added`);
+    } else if (key === 'NeedAppearances' || key === 'DR') out.add('formFilling', `form /${key} updated`);
     else out.add('other', `form dictionary entry /${key} changed`);
   }
+}
+
+/** True when the dictionary `after` keeps every entry of `before` unchanged and only adds entries (one level deep). */
+function onlyAdds(signed: PdfView, before: PdfValue | undefined, final: PdfView, after: PdfValue | undefined): boolean {
+  const b = signed.dict(before);
+  const a = final.dict(after);
+  if (!b || !a) return false;
+  for (const [key, value] of b.entries) {
+    const bv = signed.resolve(value);
+    const av = final.resolve(a.get(key));
+    if (pdfEqual(bv, av)) continue;
+    const bd = asDict(bv);
+    const ad = asDict(av);
+    if (!bd || !ad || [...bd.entries].some(([k, v]) => !pdfEqual(v, ad.get(k)))) return false;
+  }
+  return true;
 }
 
 function classifyField(before: PdfDict, after: PdfDict, signed: PdfView, final: PdfView, out: Findings): void {
@@ -219,7 +268,7 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
   const afterDict = asDict(after);
   if (ctx.signatureValueNums.has(num) || isSignatureDict(beforeDict)) {
     out.add('other', 'a signature dictionary was changed after signing');
-  } else if (num === ctx.catalogNum && beforeDict && afterDict) classifyCatalog(beforeDict, afterDict, final, out);
+  } else if (num === ctx.catalogNum && beforeDict && afterDict) classifyCatalog(beforeDict, afterDict, signed, final, out);
   else if (num === ctx.acroFormNum && beforeDict && afterDict) classifyAcroForm(beforeDict, afterDict, signed, final, out);
   else if (num === ctx.fieldsArrayNum) classifyArrayChange(asArray(before) ?? [], asArray(after) ?? [], final, 'fields', out);
   else if (ctx.annotsArrayNums.has(num)) classifyArrayChange(asArray(before) ?? [], asArray(after) ?? [], final, 'annots', out);
@@ -229,7 +278,9 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
   else if (ctx.fieldAppearanceNums.has(num)) out.add('formFilling', 'a form field appearance stream was changed');
   else if (ctx.metadataNums.has(num)) out.warn('document information (metadata) was updated after signing');
   else if (ctx.dssNums.has(num) || isName(afterDict?.get('Type'), 'DSS')) out.add('signatures', 'validation data (DSS) updated', true);
+  else if (ctx.pageTreeNums.has(num) && beforeDict && afterDict) classifyPageTreeNode(beforeDict, afterDict, out);
   else if (ctx.pageTreeNums.has(num)) out.add('other', 'the page tree was changed (pages added, removed or reordered)');
+  else if (num === ctx.namesNum && beforeDict && afterDict) classifyNames(beforeDict, afterDict, out);
   else if (before instanceof PdfStream) out.add('other', `stream object ${num} (content, font, image or form XObject) was redefined`);
   else out.add('other', `object ${num} was changed`);
 }

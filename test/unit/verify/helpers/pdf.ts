@@ -96,6 +96,8 @@ export class TestPdf {
     type?: string;
     docMdp?: 1 | 2 | 3;
     extraSigEntries?: string;
+    /** Entries kept in the AcroForm the signing update rewrites, e.g. "/DR << ... >>". */
+    acroFormExtra?: string;
   }): this {
     const fieldNum = options.fieldNum ?? 7;
     const sigNum = this.size;
@@ -110,7 +112,7 @@ export class TestPdf {
     const objects: Objects = {
       [sigNum]: sigDict,
       [fieldNum]: `<< /FT /Sig /T (${name}) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V ${sigNum} 0 R >>`,
-      5: `<< /Fields [${this.fieldRefs}] /SigFlags 3 >>`,
+      5: `<< /Fields [${this.fieldRefs}] /SigFlags 3${options.acroFormExtra ? ` ${options.acroFormExtra}` : ''} >>`,
     };
     if (options.docMdp) objects[1] = `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> >>`;
     const start = this.bytes.length;
