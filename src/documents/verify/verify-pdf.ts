@@ -21,10 +21,13 @@ function openFinal(data: Uint8Array): PdfView {
   } catch {
     throw invalidFile('The PDF is malformed beyond recovery (no readable cross-reference or catalog); re-save it and try again.');
   }
-  if (!view.catalog) throw invalidFile('The PDF has no readable document catalog; re-save it and try again.');
-  if (view.encryption) {
-    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF is encrypted; remove the password protection and send it again.');
+  if (view.encryptionError?.reason === 'password') {
+    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF needs a password to open; send it without the password protection.');
   }
+  if (view.encryptionError) {
+    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, `The PDF is encrypted in a way that cannot be verified (${view.encryptionError.message}).`);
+  }
+  if (!view.catalog) throw invalidFile('The PDF has no readable document catalog; re-save it and try again.');
   return view;
 }
 

@@ -1,5 +1,6 @@
+import { EncryptionError, firstId, openStandardSecurity, streamIsInTheClear, type Decryptor } from './encryption.js';
 import { decodeStream } from './filters.js';
-import { PdfDict, PdfRef, PdfStream, asArray, asDict, asNumber, isName, type PdfValue } from './objects.js';
+import { PdfDict, PdfRef, PdfStream, PdfString, asArray, asDict, asNumber, isName, type PdfValue } from './objects.js';
 import { PdfParser, PdfSyntaxError, indexOf, lastIndexOf } from './parser.js';
 
 export type XrefEntry =
@@ -35,6 +36,10 @@ export class PdfView {
   readonly reconstructed: boolean;
   /** What was wrong with the cross-reference data and how it was recovered (empty for a sound file). */
   readonly recovery: string[] = [];
+  /** Set when the file is encrypted and cannot be opened with the empty user password. */
+  readonly encryptionError?: EncryptionError;
+  private decryptor?: Decryptor;
+  private encryptNum?: number;
 
   constructor(
     readonly data: Uint8Array,
@@ -46,6 +51,7 @@ export class PdfView {
       this.trailer = chain.trailer;
       this.sectionOffsets = chain.sectionOffsets;
       this.reconstructed = false;
+      this.encryptionError = this.openEncryption();
       if (chain.broken) this.recoverBrokenChain(chain.broken);
       else if (!this.catalog) this.recoverBrokenChain('the document catalog is in no cross-reference section');
     } else {
@@ -54,6 +60,7 @@ export class PdfView {
       this.trailer = rebuilt.trailer;
       this.sectionOffsets = [];
       this.reconstructed = true;
+      this.encryptionError = this.openEncryption();
       this.recovery.push('the cross-reference data is unreadable; objects were located by scanning the file');
     }
   }
@@ -99,6 +106,45 @@ export class PdfView {
     return this.dict(this.trailer.get('Encrypt'));
   }
 
+  /**
+   * Sets up decryption before any other object is read (the /Encrypt dictionary itself is never
+   * encrypted, so it is read first, in the clear). Returns the reason when the file cannot be opened.
+   */
+  private openEncryption(): EncryptionError | undefined {
+    const ref = this.trailer.get('Encrypt');
+    if (ref instanceof PdfRef) this.encryptNum = ref.num;
+    const encrypt = this.encryption;
+    if (!encrypt) return undefined;
+    try {
+      this.decryptor = openStandardSecurity(encrypt, firstId(this.trailer, (v) => this.resolve(v)), (v) => this.resolve(v));
+      return undefined;
+    } catch (err) {
+      return err instanceof EncryptionError ? err : new EncryptionError('unsupported', 'the encryption dictionary is malformed');
+    }
+  }
+
+  /** Decrypts the strings and stream data of a directly stored object (not those inside object streams). */
+  private decryptObject(value: PdfValue, num: number, gen: number, depth = 0): PdfValue {
+    const decryptor = this.decryptor;
+    if (!decryptor || num === this.encryptNum || depth > 64) return value;
+    if (value instanceof PdfString) return new PdfString(decryptor.decryptString(value.bytes, num, gen), value.hex, value.start, value.end);
+    if (Array.isArray(value)) return value.map((item) => this.decryptObject(item, num, gen, depth + 1));
+    if (value instanceof PdfStream) {
+      const dict = this.decryptObject(value.dict, num, gen, depth + 1) as PdfDict;
+      if (streamIsInTheClear(value.dict, decryptor.encryptMetadata)) return new PdfStream(dict, value.source, value.dataStart, value.dataEnd);
+      const data = decryptor.decryptStream(value.raw(), num, gen);
+      return new PdfStream(dict, data, 0, data.length);
+    }
+    if (value instanceof PdfDict) {
+      // §7.6.1: the /Contents of a signature dictionary is not encrypted.
+      const signature = value.has('ByteRange') && value.has('Contents');
+      const entries = new Map<string, PdfValue>();
+      for (const [key, item] of value.entries) entries.set(key, signature && key === 'Contents' ? item : this.decryptObject(item, num, gen, depth + 1));
+      return new PdfDict(entries);
+    }
+    return value;
+  }
+
   get catalog(): PdfDict | undefined {
     return this.dict(this.trailer.get('Root'));
   }
@@ -132,7 +178,7 @@ export class PdfView {
     try {
       const parser = new PdfParser(this.data, offset, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)));
       const obj = parser.parseIndirectObject();
-      return obj.num === num ? obj.value : undefined;
+      return obj.num === num ? this.decryptObject(obj.value, num, obj.gen) : undefined;
     } catch {
       return undefined;
     }

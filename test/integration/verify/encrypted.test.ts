@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors/app-error.js';
+import { verifyPdf } from '../../../src/documents/verify/index.js';
+import { rc4 } from '../../../src/documents/verify/pdf/encryption.js';
+import { QpdfReader } from '../../support/pdf-attacks.js';
+import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
+import { buildCms } from '../../unit/verify/helpers/cms.js';
+import { makeTestPki, type TestIdentity } from '../../unit/verify/helpers/pki.js';
+import { TestPdf } from '../../unit/verify/helpers/pdf.js';
+
+/**
+ * Encrypted signed PDFs, made the way signing tools make them: a document with a signature
+ * placeholder is encrypted by qpdf (an independent implementation of the standard security
+ * handler), then the placeholder is filled. Verify must decrypt what it reads and pass them; qpdf
+ * and pdfsig are the independent checks. A PDF that needs a user password gets 422.
+ */
+const HEX_LENGTH = 16384;
+let dir: string;
+let reader: QpdfReader;
+let root: TestIdentity;
+let signer: TestIdentity;
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'docproc-encrypted-'));
+  reader = new QpdfReader();
+  ({ root, signer } = makeTestPki());
+});
+afterAll(() => {
+  reader?.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** TestPdf's document with field Signature1 pointing at an unfilled signature dictionary (object 10). */
+function prepared(): Buffer {
+  const pdf = TestPdf.base();
+  pdf.update({
+    10: `<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /adbe.pkcs7.detached /ByteRange [0 9999999999 9999999999 9999999999] /Contents <${'0'.repeat(HEX_LENGTH)}> /Reason (Approval under encryption) /M (D:20240101120000Z) >>`,
+    7: '<< /FT /Sig /T (Signature1) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V 10 0 R >>',
+    5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 >>',
+  });
+  return pdf.bytes;
+}
+
+function encrypt(pdf: Buffer, userPassword: string, args: string[]): Buffer {
+  const input = path.join(dir, `in-${process.hrtime.bigint()}.pdf`);
+  const output = `${input}.enc.pdf`;
+  writeFileSync(input, pdf);
+  try {
+    execFileSync('qpdf', ['--allow-weak-crypto', '--object-streams=disable', '--encrypt', userPassword, 'owner-secret', ...args, '--', input, output], { stdio: ['ignore', 'pipe', 'pipe'] });
+    return readFileSync(output);
+  } finally {
+    rmSync(input, { force: true });
+    rmSync(output, { force: true });
+  }
+}
+
+/** Fills the placeholder of an encrypted file in place: /ByteRange around /Contents, then the CMS. */
+function fill(pdf: Buffer): Buffer {
+  const out = Buffer.from(pdf);
+  const text = out.toString('latin1');
+  const br = /\/ByteRange\s*\[\s*0\s+9999999999\s+9999999999\s+9999999999\s*\]/.exec(text);
+  const contents = new RegExp(`/Contents\\s*<(0{${HEX_LENGTH}})>`).exec(text);
+  if (!br || !contents) throw new Error('placeholder not found in the encrypted file (encrypted /Contents?)');
+  const start = contents.index + contents[0].indexOf('<');
+  const end = start + HEX_LENGTH + 2;
+  out.write(`/ByteRange [0 ${start} ${end} ${out.length - end}]`.padEnd(br[0].length, ' '), br.index, 'latin1');
+  const signed = Buffer.concat([out.subarray(0, start), out.subarray(end)]);
+  out.write(buildCms(signed, { signer }).toString('hex'), start + 1, 'latin1');
+  return out;
+}
+
+function pdfsigValid(pdf: Buffer): boolean[] {
+  const file = path.join(dir, `sig-${process.hrtime.bigint()}.pdf`);
+  writeFileSync(file, pdf);
+  try {
+    let out: string;
+    try {
+      out = execFileSync('pdfsig', [file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      out = String((err as { stdout?: string }).stdout ?? '');
+    }
+    return out.split(/^Signature #\d+:$/m).slice(1).map((b) => b.includes('Signature is Valid.'));
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+const VARIANTS: Array<[string, string[]]> = [
+  ['RC4 40-bit (V1 R2)', ['40']],
+  ['RC4 128-bit (V2 R3)', ['128', '--use-aes=n']],
+  ['AES-128 (V4 R4, AESV2)', ['128', '--use-aes=y']],
+  ['AES-256 (V5 R6, AESV3)', ['256']],
+];
+
+describe('verify: encrypted PDFs with the empty user password', () => {
+  it.each(VARIANTS)('%s: decrypted, signature intact and passing; qpdf reads the same objects; pdfsig agrees', (_label, args) => {
+    const pdf = fill(encrypt(prepared(), '', args));
+    expect(pdf.toString('latin1')).not.toContain('Approval under encryption');
+    const report = verifyPdf(pdf, { trustRoots: [root.pem] });
+    expect(report.signatures).toHaveLength(1);
+    expect(report.signatures[0]).toMatchObject({ field: 'Signature1', reason: 'Approval under encryption', intact: true, cryptoValid: true, indication: 'TOTAL_PASSED' });
+    expect(report.document.pages).toBe(1);
+    expect(pdfsigValid(pdf)[0]).toBe(true); // pdfsig also lists the empty field Signature2, as not signed
+    expectAgreementWithQpdf(reader, `encrypted ${args.join(' ')}`, pdf);
+  });
+
+  it('a tampered encrypted file fails', () => {
+    const pdf = fill(encrypt(prepared(), '', ['256']));
+    const at = pdf.indexOf('stream', 0, 'latin1') + 10;
+    pdf[at] ^= 0x01;
+    expect(verifyPdf(pdf, { trustRoots: [root.pem] }).signatures[0]).toMatchObject({ intact: false, indication: 'TOTAL_FAILED' });
+  });
+
+  it.each(VARIANTS)('%s with a user password: 422 ENCRYPTED_DOCUMENT saying a password is needed', (_label, args) => {
+    const pdf = fill(encrypt(prepared(), 'user-secret', args));
+    try {
+      verifyPdf(pdf, { trustRoots: [root.pem] });
+      throw new Error('expected a refusal');
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect(err).toMatchObject({ status: 422, code: 'ENCRYPTED_DOCUMENT' });
+      expect((err as Error).message).toMatch(/needs a password/);
+    }
+  });
+});
+
+describe('decryption never crashes the verifier', () => {
+  it('mutated encrypted files (every variant): a report or an AppError, never anything else', () => {
+    const files = VARIANTS.map(([, args]) => fill(encrypt(prepared(), '', args)));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: files.length - 1 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 30 }),
+        (which, flips) => {
+          const bytes = Buffer.from(files[which]!);
+          for (const [at, value] of flips) bytes[at % bytes.length] = value;
+          try {
+            expect(typeof verifyPdf(bytes, { trustRoots: [root.pem] }).valid).toBe('boolean');
+          } catch (err) {
+            expect(err).toBeInstanceOf(AppError);
+          }
+        },
+      ),
+      { seed: 1124, numRuns: 120 },
+    );
+  });
+
+  it('RC4 is its own inverse and matches a known vector', () => {
+    expect(Buffer.from(rc4(Buffer.from('Key'), Buffer.from('Plaintext'))).toString('hex')).toBe('bbf316e8d940af0ad3');
+    fc.assert(fc.property(fc.uint8Array({ minLength: 1, maxLength: 32 }), fc.uint8Array({ maxLength: 512 }), (key, data) => {
+      expect(Buffer.from(rc4(key, rc4(key, data)))).toEqual(Buffer.from(data));
+    }), { seed: 7 });
+  });
+});
