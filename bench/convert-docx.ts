@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import libre from 'libreoffice-convert';
 import { OfficePool } from '../src/office/index.js';
 import { OfficeProcess } from '../src/office/office-process.js';
+import { probeJail } from '../src/office/jail.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 
 const CORPUS = `${CORPUS_DIR}/docx`;
@@ -94,22 +95,22 @@ async function assertPdf(pdf: Buffer | Uint8Array): Promise<void> {
 }
 
 /** Warm processes driven directly: the same bridge and UNO calls as the pool, no queue. */
-async function rawWarm(name: string, processes: number, docs: Buffer[], workDir: string): Promise<Result> {
-  const offices = Array.from({ length: processes }, () => new OfficeProcess({ pythonPath: '/usr/bin/python3', sofficePath: '/usr/lib/libreoffice/program/soffice', startTimeoutMs: 60_000 }));
+async function rawWarm(name: string, processes: number, docs: Buffer[], jail: boolean): Promise<Result> {
+  const offices = Array.from({ length: processes }, () => new OfficeProcess({ pythonPath: '/usr/bin/python3', sofficePath: '/usr/lib/libreoffice/program/soffice', startTimeoutMs: 60_000, jail }));
   try {
     await Promise.all(offices.map((o) => o.start()));
-    // One copy of each input per process, as the pool gives every job its own file.
-    const inputs = await Promise.all(offices.map((_, lane) => Promise.all(docs.map(async (doc, i) => {
-      const file = path.join(workDir, `raw-${lane}-${i}.docx`);
+    // One copy of each input per process, as the pool gives every job its own file (in the process's own job area).
+    const inputs = await Promise.all(offices.map((office, lane) => Promise.all(docs.map(async (doc, i) => {
+      const file = path.join(office.jobsDirectory!, `raw-${lane}-${i}.docx`);
       await writeFile(file, doc);
       return file;
     }))));
     // Warm-up: each process converts each document once.
     await Promise.all(offices.map(async (office, lane) => {
-      for (const input of inputs[lane]!) await office.run({ op: 'convert', input, output: path.join(workDir, `warm-${lane}.pdf`), trackedChanges: 'markup' }, 120_000);
+      for (const input of inputs[lane]!) await office.run({ op: 'convert', input, output: path.join(office.jobsDirectory!, `warm-${lane}.pdf`), trackedChanges: 'markup' }, 120_000);
     }));
     return await measure(name, processes, async (_doc, docIndex, lane) => {
-      const output = path.join(workDir, `raw-out-${lane}.pdf`);
+      const output = path.join(offices[lane]!.jobsDirectory!, `raw-out-${lane}.pdf`);
       const result = await offices[lane]!.run({ op: 'convert', input: inputs[lane]![docIndex]!, output, trackedChanges: 'markup' }, 120_000);
       if (!result.ok) throw new Error(result.message);
       await assertPdf(await readFile(output));
@@ -141,12 +142,14 @@ async function main(): Promise<void> {
   console.log(`Documents: ${DOCUMENTS.map((d) => `${d.file} (${d.label})`).join(', ')}`);
   console.log(`Office processes: ${SIZE}; ${SECONDS} s per warm scenario; CPUs: ${os.cpus().length}\n`);
   try {
-    const raw = await rawWarm(`(a) raw warm UNO, ${SIZE} processes`, SIZE, docs, workDir);
+    const jailed = probeJail().available;
+    const raw = await rawWarm(`(a) raw warm UNO, ${SIZE} processes${jailed ? ', jailed' : ''}`, SIZE, docs, jailed);
+    const unjailed = jailed ? await rawWarm(`(a') raw warm UNO, ${SIZE} processes, no jail`, SIZE, docs, false) : undefined;
     const cold = await measure('(b) cold soffice per document (libreoffice-convert)', 1, async (doc) => assertPdf(await coldConvert(doc, workDir)), docs, {
       seconds: 120,
       maxDocs: Number(args['cold-docs']),
     });
-    const single = await rawWarm('(c) one warm process, one job at a time', 1, docs, workDir);
+    const single = await rawWarm('(c) one warm process, one job at a time', 1, docs, jailed);
 
     const service: Result[] = [];
     let pool: OfficePool | undefined;
@@ -173,6 +176,7 @@ async function main(): Promise<void> {
     const atFour = service.find((r) => r.name.endsWith('concurrency 4'))!;
     const best = service.filter((r) => Number(r.name.split(' ').pop()) >= SIZE).reduce((a, b) => (docsPerSecond(b) > docsPerSecond(a) ? b : a));
     console.log('\nRatios (docs/s):');
+    if (unjailed) console.log(`  (a) jailed / (a') no jail: ${(docsPerSecond(raw) / docsPerSecond(unjailed)).toFixed(2)} (the jail is set up once per process; target ~1.0)`);
     console.log(`  ${label} @ concurrency ${atSize.name.split(' ').pop()} / (a) raw warm: ${(docsPerSecond(atSize) / docsPerSecond(raw)).toFixed(2)} (target >= 0.85); best at concurrency >= ${SIZE}: ${(docsPerSecond(best) / docsPerSecond(raw)).toFixed(2)}`);
     console.log(`  ${label} @ concurrency 4 / (b) cold spawn: ${(docsPerSecond(atFour) / docsPerSecond(cold)).toFixed(1)}x (target >= 8x)`);
     console.log(`  ${label} @ concurrency 4 / (c) one warm process: ${(docsPerSecond(atFour) / docsPerSecond(single)).toFixed(2)}x (target >= 1.7x)`);

@@ -34,6 +34,8 @@ export interface Config {
   workers: { threads: number; maxQueue: number; taskTimeoutMs: number };
   office: {
     enabled: boolean;
+    /** Run LibreOffice without its bubblewrap jail where the jail cannot be set up (default false: refuse to start). */
+    allowUnjailed: boolean;
     poolSize: number;
     maxQueue: number;
     convertTimeoutMs: number;
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     office: {
       enabled: readBool(env, 'OFFICE_ENABLED', true),
+      allowUnjailed: readBool(env, 'OFFICE_ALLOW_UNJAILED', false),
       poolSize: readInt(env, 'OFFICE_POOL_SIZE', cpus, 1, 64),
       maxQueue: readInt(env, 'OFFICE_MAX_QUEUE', 32, 0, 10_000),
       convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),

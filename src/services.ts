@@ -9,6 +9,7 @@ import { AppError, ErrorCode } from './errors/app-error.js';
 import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
 import { OfficePool, type TrackedChangesMode } from './office/index.js';
+import { decideJail, probeJail } from './office/jail.js';
 import { convertDocxToPdf } from './documents/docx-pdf/index.js';
 import { identityRoot, readPemBundle } from './signing/trust.js';
 import type { DependencyCheck } from './routes/v1/health.js';
@@ -75,6 +76,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   const metrics = new Metrics();
   const office = config.office.enabled
     ? new OfficePool({
+        jail: decideJail(probeJail(), config.office.allowUnjailed, (message) => log.warn(message)),
         size: config.office.poolSize,
         timeoutMs: config.office.convertTimeoutMs,
         maxJobsPerProcess: config.office.maxJobsPerProcess,

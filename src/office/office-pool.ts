@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
 import type { FailureKind, TrackedChangesMode } from './bridge-protocol.js';
+import { probeJail } from './jail.js';
 import { OfficeCrashError, OfficeProcess, OfficeTimeoutError } from './office-process.js';
 
 /**
@@ -36,6 +36,8 @@ export interface OfficePoolOptions {
   sofficePath?: string;
   /** The python that can `import uno` (LibreOffice's), not the one on PATH. */
   pythonPath?: string;
+  /** Run each office process in the bubblewrap jail (default: whenever probeJail() says it works). */
+  jail?: boolean;
 }
 
 export interface ConvertToPdfOptions {
@@ -119,12 +121,13 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private readonly maxBackoffMs: number;
   private readonly sofficePath: string;
   private readonly pythonPath: string;
+  /** Office processes run in the bubblewrap jail. */
+  readonly jail: boolean;
   private readonly handleSignals: boolean;
   private readonly slots: Slot[];
   private readonly queue: QueuedJob[] = [];
   /** Slots handed to a job, from acquire() until the job's cleanup is done. */
   private readonly claimed = new Set<Slot>();
-  private jobsRoot?: string;
   private closed = false;
   private restarts = 0;
   private jobsDone = 0;
@@ -150,6 +153,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
     this.sofficePath = options.sofficePath ?? DEFAULTS.sofficePath;
     this.pythonPath = options.pythonPath ?? DEFAULTS.pythonPath;
+    this.jail = options.jail ?? probeJail().available;
     this.handleSignals = options.handleSignals ?? true;
     SIGNAL_GUARDS.add(this.signalGuard);
     this.slots = Array.from({ length: this.size }, (_, index) => ({ index, starting: false, jobsDone: 0, startFailures: 0 }));
@@ -161,7 +165,6 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
    */
   async start(): Promise<void> {
     if (this.closed) throw new Error('OfficePool is closed');
-    this.jobsRoot ??= await mkdtemp(path.join(os.tmpdir(), 'docproc-office-jobs-'));
     process.once('exit', this.exitGuard);
     if (this.handleSignals) for (const signal of SIGNALS) process.on(signal, this.signalGuard);
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
@@ -172,9 +175,9 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     return !this.closed && this.upCount() > 0;
   }
 
-  /** Where the per-job temp directories live (empty between jobs). */
-  get jobsDirectory(): string | undefined {
-    return this.jobsRoot;
+  /** Where each running process's job temp directories live (empty between jobs). */
+  jobDirectories(): string[] {
+    return this.slots.flatMap((s) => (s.process?.alive && s.process.jobsDirectory ? [s.process.jobsDirectory] : []));
   }
 
   stats(): OfficePoolStats {
@@ -202,8 +205,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
    * or export the document.
    */
   async convertToPdf(input: Buffer, options: ConvertToPdfOptions = {}): Promise<Buffer> {
-    if (this.closed || !this.jobsRoot) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
-    const jobsRoot = this.jobsRoot;
+    if (this.closed) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
     const enqueuedAt = Date.now();
     const slot = await this.acquire(enqueuedAt);
     const queuedMs = Date.now() - enqueuedAt;
@@ -211,7 +213,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     let outcome: JobOutcome = 'failed';
     let jobDir: string | undefined;
     try {
-      jobDir = await mkdtemp(path.join(jobsRoot, 'job-'));
+      // Inside the process's own work directory: the jail shows it this job's files and nothing else.
+      jobDir = await mkdtemp(path.join(slot.process!.jobsDirectory!, 'job-'));
       const pdf = await this.runInSlot(slot, jobDir, input, options);
       outcome = 'ok';
       return pdf;
@@ -240,7 +243,6 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     }
     await Promise.all(this.slots.map((slot) => slot.process?.kill()));
     this.removeGuards();
-    if (this.jobsRoot) await rm(this.jobsRoot, { recursive: true, force: true });
   }
 
   /** What close() does, synchronously and without waiting: for exit and signal handlers. */
@@ -248,7 +250,6 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.closed = true;
     for (const timer of this.backoffTimers) clearTimeout(timer);
     for (const slot of this.slots) slot.process?.killSync();
-    if (this.jobsRoot) rmSync(this.jobsRoot, { recursive: true, force: true });
     this.removeGuards();
   }
 
@@ -363,7 +364,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private async startSlot(slot: Slot): Promise<void> {
     if (this.closed) return;
     slot.starting = true;
-    const office = new OfficeProcess({ pythonPath: this.pythonPath, sofficePath: this.sofficePath, startTimeoutMs: this.startTimeoutMs });
+    const office = new OfficeProcess({ pythonPath: this.pythonPath, sofficePath: this.sofficePath, startTimeoutMs: this.startTimeoutMs, jail: this.jail });
     slot.process = office;
     try {
       await office.start();

@@ -1,22 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, type ResultMessage } from './bridge-protocol.js';
+import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
 import { writeProfile } from './profile.js';
+import { projectRoot } from '../project-root.js';
 
 /**
  * One warm LibreOffice: a python-UNO bridge process (src/office/uno-bridge.py) that owns a
  * soffice process with a private profile, TMPDIR and UNO pipe. The bridge is started as the
- * leader of its own process group, so killing the group takes soffice.bin with it.
+ * leader of its own process group, so killing the group takes soffice.bin with it. With `jail`,
+ * both run inside bubblewrap (see jail.ts) and see only this process's work directory.
  */
 export interface OfficeProcessOptions {
   pythonPath: string;
   sofficePath: string;
   startTimeoutMs: number;
+  /** Run inside the bubblewrap jail (the pool decides, from probeJail()). */
+  jail: boolean;
 }
 
 export class OfficeStartError extends Error {}
@@ -25,18 +30,7 @@ export class OfficeTimeoutError extends Error {}
 /** The bridge or soffice died (or spoke garbage) while the job ran. */
 export class OfficeCrashError extends Error {}
 
-/** The directory holding package.json, found from this file in src/ (tsx) or dist/src/. */
-function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above src/office');
-    dir = parent;
-  }
-  return dir;
-}
-
-export const BRIDGE_PATH = path.join(packageRoot(), 'src', 'office', 'uno-bridge.py');
+export const BRIDGE_PATH = path.join(projectRoot, 'src', 'office', 'uno-bridge.py');
 
 /**
  * LibreOffice leaves its UNO pipes as socket files in /tmp when it is killed: the one we name,
@@ -87,20 +81,39 @@ export class OfficeProcess {
   }
 
   /** Starts the bridge and soffice; resolves once the bridge reports a live UNO connection. */
+  /** Host directory where the current job's files go (inside the work directory the jail sees). */
+  get jobsDirectory(): string | undefined {
+    return this.workDir && path.join(this.workDir, 'jobs');
+  }
+
+  /** The path the office process sees for a host path inside the work directory. */
+  private officePath(hostPath: string): string {
+    if (!this.options.jail || !this.workDir) return hostPath;
+    const relative = path.relative(this.workDir, hostPath);
+    if (relative.startsWith('..') || path.isAbsolute(relative)) throw new Error('job files must live in the office work directory');
+    return path.posix.join(JAIL_WORK_DIR, relative);
+  }
+
   async start(): Promise<void> {
     this.workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-office-'));
     const profileDir = path.join(this.workDir, 'profile');
     const tmpDir = path.join(this.workDir, 'tmp');
     await mkdir(tmpDir, { mode: 0o700 });
+    await mkdir(path.join(this.workDir, 'jobs'), { mode: 0o700 });
     await writeProfile(profileDir);
     this.pipeName = `docproc-${process.pid}-${randomUUID().slice(0, 12)}`;
     this.profileUrl = pathToFileURL(profileDir).href;
 
-    const child = spawn(this.options.pythonPath, [BRIDGE_PATH, this.options.sofficePath, profileDir, this.pipeName, this.workDir], {
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, TMPDIR: tmpDir, DOCPROC_OFFICE_START_TIMEOUT: String(this.options.startTimeoutMs / 1000) },
-    });
+    const env = officeEnvironment(this.officePath(this.workDir), this.officePath(tmpDir), this.options.startTimeoutMs);
+    const bridgeArgs = [this.options.sofficePath, this.officePath(profileDir), this.pipeName, this.officePath(this.workDir)];
+    // Never the service's environment: it holds the pepper, the Redis and SMTP URLs, the signing password.
+    const child = this.options.jail
+      ? spawn('bwrap', [...bubblewrapArgs({ workDir: this.workDir, bridgePath: BRIDGE_PATH, env }), this.options.pythonPath, JAIL_BRIDGE_PATH, ...bridgeArgs], {
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        })
+      : spawn(this.options.pythonPath, [BRIDGE_PATH, ...bridgeArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
     this.child = child;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
     child.stdin?.on('error', () => {});
@@ -149,7 +162,7 @@ export class OfficeProcess {
         void this.kill();
       }, timeoutMs);
       this.pending = { id, resolve, reject, timer };
-      this.child!.stdin!.write(encodeRequest({ ...request, id }));
+      this.child!.stdin!.write(encodeRequest({ ...request, input: this.officePath(request.input), output: this.officePath(request.output), id }));
     });
   }
 

@@ -82,7 +82,7 @@ describe('POST /v1/convert through HTTP', () => {
     }
     const noFile = await t.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{}' });
     expect(noFile.statusCode).toBe(415);
-    expect(readdirSync(t.app.services.office!.jobsDirectory!)).toEqual([]);
+    for (const jobs of t.app.services.office!.jobDirectories()) expect(readdirSync(jobs)).toEqual([]);
   });
 
   it('answers 504 when a conversion passes its deadline, and the pool goes on', async () => {

@@ -60,6 +60,40 @@ function hostileDocx(baseUrl: string, localFile: string): Buffer {
   return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' });
 }
 
+/**
+ * A DOCX whose embedded SVG picture draws local files: an <image> of a local SVG (whose text would
+ * come out through pdftotext), a <use> of an element in it, and a CSS @import of it.
+ */
+function svgDocx(secretSvgPath: string): Buffer {
+  const zip = new PizZip(corpusDocx('pandoc-track_changes_insertion.docx'));
+  const svg =
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    `<?xml-stylesheet href="file://${secretSvgPath}" type="text/css"?>` +
+    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="600" height="300" viewBox="0 0 600 300">' +
+    `<style>@import url("file://${secretSvgPath}");</style>` +
+    '<text x="10" y="30" font-size="20">SVG-OWN-TEXT</text>' +
+    `<image x="0" y="40" width="600" height="120" xlink:href="file://${secretSvgPath}"/>` +
+    `<image x="0" y="160" width="600" height="120" href="file://${secretSvgPath}"/>` +
+    `<use xlink:href="file://${secretSvgPath}#secret"/>` +
+    '</svg>';
+  const picture =
+    `<w:p><w:r><w:drawing><wp:inline ${DRAWING_NS}><wp:extent cx="5486400" cy="2743200"/><wp:docPr id="201" name="svg201"/>` +
+    `<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>` +
+    `<pic:nvPicPr><pic:cNvPr id="201" name="probe.svg"/><pic:cNvPicPr/></pic:nvPicPr>` +
+    `<pic:blipFill><a:blip r:embed="rIdSvgProbe"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
+    `<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="5486400" cy="2743200"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr>` +
+    `</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`;
+  zip.file('word/media/probe.svg', svg);
+  zip.file('word/document.xml', zip.file('word/document.xml')!.asText().replace('<w:body>', `<w:body><w:p><w:r><w:t>SVG probe</w:t></w:r></w:p>${picture}`));
+  zip.file('word/_rels/document.xml.rels', zip.file('word/_rels/document.xml.rels')!.asText().replace('</Relationships>', `<Relationship Id="rIdSvgProbe" Type="${REL_IMAGE}" Target="media/probe.svg"/></Relationships>`));
+  const types = zip.file('[Content_Types].xml')!.asText();
+  if (!/Extension="svg"/i.test(types)) zip.file('[Content_Types].xml', types.replace('</Types>', '<Default Extension="svg" ContentType="image/svg+xml"/></Types>'));
+  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+
+const SVG_SECRET = 'SVG-SECRET-71c2d9';
+const secretSvg = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="120"><text id="secret" x="10" y="60" font-size="40">${SVG_SECRET}</text></svg>`;
+
 const requests: string[] = [];
 const REMOTE_TEXT = 'REMOTE-CONTENT-5be1c0';
 const SECRET = 'LOCAL-SECRET-9f3a77e2';
@@ -77,6 +111,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   secretDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-linked-test-'));
   await writeFile(path.join(secretDir, 'secret.txt'), SECRET);
+  await writeFile(path.join(secretDir, 'secret.svg'), secretSvg);
   pool = new OfficePool({ size: 1 });
   await pool.start();
 }, 90_000);
@@ -101,5 +136,45 @@ describe('linked and remote content', () => {
     expect(text).not.toContain(REMOTE_TEXT);
     const hostname = (await readFile('/etc/hostname', 'utf8').catch(() => '')).trim();
     if (hostname.length >= 6) expect(text).not.toContain(hostname);
+  });
+});
+
+describe('local files referenced from inside an SVG picture', () => {
+  it('the attack is real: unjailed and unscrubbed, LibreOffice draws the local SVG into the PDF', async () => {
+    const bare = new OfficePool({ size: 1, jail: false });
+    await bare.start();
+    try {
+      const text = flatText(await bare.convertToPdf(svgDocx(path.join(secretDir, 'secret.svg'))));
+      expect(text).toContain('SVG probe');
+      expect(text).toContain(SVG_SECRET);
+    } finally {
+      await bare.close();
+    }
+  }, 90_000);
+
+  it('scrubbing alone stops it (no jail)', async () => {
+    const bare = new OfficePool({ size: 1, jail: false });
+    await bare.start();
+    try {
+      const text = flatText(await convertDocxToPdf(bare, svgDocx(path.join(secretDir, 'secret.svg'))));
+      expect(text).toContain('SVG probe');
+      expect(text).toContain('SVG-OWN-TEXT');
+      expect(text).not.toContain(SVG_SECRET);
+    } finally {
+      await bare.close();
+    }
+  }, 90_000);
+
+  it('the jail alone stops it (no scrubbing): the file is not there to read', async () => {
+    expect(pool.jail).toBe(true);
+    const text = flatText(await pool.convertToPdf(svgDocx(path.join(secretDir, 'secret.svg'))));
+    expect(text).toContain('SVG probe');
+    expect(text).not.toContain(SVG_SECRET);
+  });
+
+  it('the service path (jail and scrubbing) leaks nothing', async () => {
+    const text = flatText(await convertDocxToPdf(pool, svgDocx(path.join(secretDir, 'secret.svg'))));
+    expect(text).toContain('SVG probe');
+    expect(text).not.toContain(SVG_SECRET);
   });
 });

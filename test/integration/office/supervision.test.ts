@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import PizZip from 'pizzip';
 import { afterEach, describe, expect, it } from 'vitest';
 import { convertDocxToPdf } from '../../../src/documents/docx-pdf/index.js';
@@ -140,7 +141,8 @@ describe('office pool supervision', () => {
   it('leaves the job temp area empty after good, bad and timed-out jobs', async () => {
     const pool = newPool({ size: 1 });
     await pool.start();
-    const jobs = pool.jobsDirectory!;
+    const [jobs] = pool.jobDirectories();
+    if (!jobs) throw new Error('no office process is up');
     expect(isPdf(await convertDocxToPdf(pool, SMALL))).toBe(true);
     expect((await errorOf(convertDocxToPdf(pool, Buffer.from('plain text, not a document')))).code).toBe('INVALID_FILE_FORMAT');
     // A DOCX package whose main part is not a Word document at all.
@@ -183,16 +185,16 @@ describe('office pool supervision', () => {
       import { OfficePool } from './src/office/index.ts';
       const pool = new OfficePool({ size: 2 });
       await pool.start();
-      console.log(JSON.stringify({ groups: pool.processGroups().map((g) => g.pgid), jobs: pool.jobsDirectory, pid: process.pid }));
+      console.log(JSON.stringify({ groups: pool.processGroups().map((g) => g.pgid), jobs: pool.jobDirectories(), pid: process.pid }));
       setInterval(() => {}, 1000);
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const { groups, jobs, pid } = await new Promise<{ groups: number[]; jobs: string; pid: number }>((resolve, reject) => {
+    const { groups, jobs, pid } = await new Promise<{ groups: number[]; jobs: string[]; pid: number }>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (line) resolve(JSON.parse(line) as { groups: number[]; jobs: string; pid: number });
+        if (line) resolve(JSON.parse(line) as { groups: number[]; jobs: string[]; pid: number });
       });
       child.once('exit', () => reject(new Error(`child exited early: ${out}`)));
     });
@@ -201,9 +203,15 @@ describe('office pool supervision', () => {
     child.kill(signal);
     await new Promise((resolve) => child.once('exit', resolve));
     await waitFor(() => groups.every((pgid) => liveMembers(pgid).length === 0), 10_000);
-    // The bridges clean up after themselves; only the (empty) job area needs Node, which SIGKILL denies.
-    if (signal === 'SIGKILL') rmSync(jobs, { recursive: true, force: true });
-    expect(existsSync(jobs)).toBe(false);
+    // The bridges empty their work directories; removing the directories themselves (mount points
+    // inside the jail) needs Node, which SIGKILL denies.
+    for (const dir of jobs) {
+      if (signal === 'SIGKILL') {
+        await waitFor(() => !existsSync(dir) || readdirSync(dir).length === 0, 5_000);
+        rmSync(path.dirname(dir), { recursive: true, force: true });
+      }
+      expect(existsSync(dir)).toBe(false);
+    }
     await waitFor(() => readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`)).length === 0, 5_000);
     expect(readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`))).toEqual([]);
   });
