@@ -1,10 +1,10 @@
 # docproc: Node 20 on Debian 12 with LibreOffice Writer (full package, not -nogui), its
-# python3-uno bridge, and metric-compatible fonts so page counts match Word's.
+# python3-uno bridge, bubblewrap (LibreOffice's jail), and metric-compatible fonts so page counts match Word's.
 FROM node:20-bookworm-slim
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libreoffice-writer python3-uno \
+      libreoffice-writer python3-uno bubblewrap \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation fonts-liberation2 fonts-dejavu fonts-noto-core \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
