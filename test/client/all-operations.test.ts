@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import PizZip from 'pizzip';
@@ -9,6 +9,7 @@ import { pdfText } from '../support/pdf-text.js';
 import { SmtpPeer } from '../support/smtp-peer.js';
 import { buildTestApp, uniqueEmail, type TestApp } from '../support/test-app.js';
 import { CORPUS_DIR } from '../support/corpus.js';
+import { currentCallerP12 } from '../integration/sign/pki.js';
 
 /**
  * A client generated from the committed openapi/openapi.json (openapi-typescript types with
@@ -22,6 +23,7 @@ const work = path.join(root, 'test/client/.generated/all-operations');
 let smtp: SmtpPeer;
 let t: TestApp;
 let baseUrl: string;
+let callerP12: string;
 
 const CLIENT_PROGRAM = String.raw`
 import { readFileSync } from 'node:fs';
@@ -29,7 +31,7 @@ import path from 'node:path';
 import createClient from 'openapi-fetch';
 import type { paths } from './schema.js';
 
-const [baseUrl, email, corpus] = process.argv.slice(2);
+const [baseUrl, email, corpus, callerP12] = process.argv.slice(2);
 const read = (rel: string) => readFileSync(path.join(corpus, rel));
 const upload = (rel: string, type: string) => new File([read(rel)], path.basename(rel), { type });
 const base64Of = async (blob: Blob) => Buffer.from(await blob.arrayBuffer()).toString('base64');
@@ -129,7 +131,7 @@ out.signJson = signedJson.document;
 const signForm = await api.POST('/v1/sign', {
   body: {
     file: upload(unsigned, 'application/pdf'),
-    p12: upload('certs/signpdf-withpass.p12', 'application/x-pkcs12'),
+    p12: new File([readFileSync(callerP12!)], 'caller.p12', { type: 'application/x-pkcs12' }),
     passphrase: 'node-signpdf',
     signer: JSON.stringify(signer),
     auditTrail: JSON.stringify(auditTrail),
@@ -161,6 +163,8 @@ console.log(JSON.stringify(out));
 beforeAll(async () => {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
+  callerP12 = path.join(work, 'caller.p12');
+  writeFileSync(callerP12, currentCallerP12('node-signpdf'));
   smtp = new SmtpPeer();
   const smtpUrl = await smtp.start();
   t = await buildTestApp({
@@ -198,7 +202,7 @@ describe('generated client: every operation', () => {
 
   it('runs against a listening server', async () => {
     const email = uniqueEmail('all-ops');
-    const run = await runClient(work, [baseUrl, email, corpus], smtp.codeFor(email, 15_000));
+    const run = await runClient(work, [baseUrl, email, corpus, callerP12], smtp.codeFor(email, 15_000));
     expect(run.exit, run.stderr).toBe(0);
     result = run.result as Record<string, any>;
   }, 180_000);
@@ -243,8 +247,8 @@ describe('generated client: every operation', () => {
     expect(result.verifyJson).toEqual({ valid: true, format: 'pdf', signer: expect.any(String), signatures: 1 });
     expect(result.signMultipart.contentType).toBe('application/pdf');
     pdfOf(result.signMultipart.base64);
-    // The PKCS#12 is self-signed (not a trusted root): intact and by CN=SignPdf, but not valid.
-    expect(result.verifyMultipart.signer).toBe('SignPdf');
+    // The PKCS#12 is self-signed (not a trusted root): intact and by CN=SignPdf caller, but not valid.
+    expect(result.verifyMultipart.signer).toBe('SignPdf caller');
     expect(result.verifyMultipart.intact).toEqual([true]);
     expect(result.verifyMultipart.valid).toBe(false);
   });

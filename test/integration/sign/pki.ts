@@ -113,3 +113,19 @@ export function qpdfCheck(pki: TestPki, pdf: Buffer): string {
     rmSync(file, { force: true });
   }
 }
+
+/**
+ * A caller's PKCS#12 that is valid today (self-signed RSA, made by openssl): the corpus PKCS#12
+ * files expired long ago, and signing with an expired certificate is refused (CERTIFICATE_EXPIRED).
+ */
+export function currentCallerP12(passphrase: string, subject = '/CN=SignPdf caller/O=docproc tests'): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'docproc-caller-p12-'));
+  try {
+    run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '30', '-subj', subject,
+      '-addext', 'keyUsage=critical,digitalSignature,nonRepudiation'], dir);
+    run('openssl', ['pkcs12', '-export', '-in', 'cert.pem', '-inkey', 'key.pem', '-passout', `pass:${passphrase}`, '-out', 'caller.p12'], dir);
+    return readFileSync(path.join(dir, 'caller.p12'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

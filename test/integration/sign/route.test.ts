@@ -10,11 +10,12 @@ import type { Services } from '../../../src/services.js';
 import { multipartBody, type FormPart } from '../../support/annotate/multipart.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { currentCallerP12 } from './pki.js';
 
 const corpus = (p: string) => readFileSync(path.join(`${CORPUS_DIR}`, p));
 const PDF = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
 const DOCX = corpus('docx-signed/eid-hello-world-unsigned.docx');
-const P12 = corpus('certs/signpdf-withpass.p12');
+const P12 = currentCallerP12('node-signpdf');
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 const PEPPER = 'sign-route-pepper-0123456789abcdef';
@@ -204,7 +205,7 @@ describe('POST /v1/sign (PDF)', () => {
     expect(sig.raw).toContain('SignPdf');
     expect((pdfText(res.rawPayload).match(/\f/g) ?? []).length).toBe((pdfText(PDF).match(/\f/g) ?? []).length);
     const report = await verify(res.rawPayload);
-    expect(report.signatures[0].signer.commonName).toBe('SignPdf');
+    expect(report.signatures[0].signer.commonName).toBe('SignPdf caller');
     expect(report.signatures[0].trusted).toBe(false);
   });
 

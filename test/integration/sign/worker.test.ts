@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { toPortable } from '../../../src/documents/sign/identity.js';
 import type { SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
-import { createTestPki, pdfsig, type TestPki } from './pki.js';
+import { createTestPki, currentCallerP12, pdfsig, type TestPki } from './pki.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
 let pki: TestPki;
@@ -28,7 +28,7 @@ describe('signPdfTask through the Piscina pool', () => {
     const out = await pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', { document, request, identity: toPortable(pki.rsa) });
     expect(pdfsig(pki, Buffer.from(out.document))[0]).toMatchObject({ valid: true, total: true, certificateTrusted: true });
 
-    const p12 = readFileSync(`${CORPUS_DIR}/certs/signpdf-withpass.p12`);
+    const p12 = currentCallerP12('node-signpdf');
     const own = await pool.run<SignTaskInput, SignTaskOutput>('signPdfTask', {
       document, request, identity: toPortable(pki.rsa), p12: { data: p12, passphrase: 'node-signpdf' },
     });

@@ -1,3 +1,4 @@
+import type { Element } from '@xmldom/xmldom';
 import fc from 'fast-check';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
