@@ -42,7 +42,10 @@ export interface Config {
     maxJobsPerProcess: number;
     maxRssBytes: number;
   };
-  urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number };
+  /** allowPrivateAddresses mirrors OUTBOUND_ALLOW_PRIVATE_ADDRESSES, which governs every outbound request. */
+  urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
+  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: the outbound guard may reach private and loopback addresses (on-premise TSA/OCSP). */
+  outboundAllowPrivateAddresses: boolean;
   /** Hosts whose images Markdown/HTML conversions may fetch (exact or *.example.com); empty = none. */
   remoteImageHosts: string[];
   signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
@@ -157,7 +160,9 @@ export function loadConfig(env: Env = process.env): Config {
       allowHttp: readBool(env, 'ALLOW_HTTP_URL_INPUTS', false),
       maxBytes: readInt(env, 'URL_INPUT_MAX_BYTES', 25 * 1024 * 1024, 1024),
       timeoutMs: readInt(env, 'URL_INPUT_TIMEOUT_MS', 10_000, 100),
+      allowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
     },
+    outboundAllowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
     remoteImageHosts: readHostList(env, 'REMOTE_IMAGE_HOSTS'),
     signing: {
       p12: env.SIGNING_P12?.trim() || undefined,

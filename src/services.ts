@@ -142,4 +142,5 @@ export function describeSetup(services: Services, log: FastifyBaseLogger) {
   if (services.store.kind === 'memory') log.warn('REDIS_URL not set: keys and codes live in this process only (one instance, lost on restart)');
   if (services.mailer.kind === 'log') log.warn('SMTP_URL not set: verification mails are written to this log (dev outbox)');
   if (config.pepperIsDefault) log.warn('API_KEY_PEPPER not set: using the development pepper; set a secret in production');
+  if (config.outboundAllowPrivateAddresses) log.warn('OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true: URL inputs, remote images and the TSA may reach private and loopback addresses');
 }

@@ -8,7 +8,7 @@ export interface MarkupTaskInput {
   source: Uint8Array;
   reference?: Uint8Array;
   limits: ConversionLimits;
-  remoteImages?: { allowHosts: string[] };
+  remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
 }
 
 export interface MarkupTaskOutput {

@@ -12,7 +12,7 @@ export interface SignTaskInput {
   identity: PortableIdentity;
   /** A caller's own PKCS#12 for this request only; replaces `identity`. */
   p12?: { data: Uint8Array; passphrase: string };
-  tsa?: { url: string; timeoutMs?: number };
+  tsa?: { url: string; timeoutMs?: number; allowPrivateAddresses?: boolean };
   /** SHA-256 hex of what the caller sent, when the route converted it first (DOCX → PDF). */
   receivedSha256?: string;
 }

@@ -5,38 +5,53 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { AppError, ErrorCode, fileTooLarge } from '../errors/app-error.js';
 
 /**
- * Fetches a caller-given URL without letting it reach the service's own network (SSRF).
- * The resolved address is checked inside the socket's DNS lookup, so the checked address is
- * the one connected to (no DNS-rebinding window), and every redirect hop is checked again.
+ * The one outbound guard: every request the service makes to a URL (URL inputs, remote images,
+ * the TSA, later OCSP/CRL) goes through here, so it cannot reach the service's own network (SSRF).
+ * The resolved address is checked inside the socket's DNS lookup, so the checked address is the
+ * one connected to (no DNS-rebinding window); the scheme, host allow-list and address are checked
+ * again on every redirect hop; every network failure gives the same answer (no port-scan oracle).
  */
 export interface SafeFetchOptions {
   allowHttp: boolean;
   maxBytes: number;
   timeoutMs: number;
   maxRedirects?: number;
+  /** Host allow-list applied to the first URL and to every redirect target (absent: any public host). */
+  isHostAllowed?: (hostname: string) => boolean;
+  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: also reach private and loopback addresses (on-premise TSA/OCSP, test PKIs). */
+  allowPrivateAddresses?: boolean;
   /** Test seam: decides whether an address may be reached. Defaults to public addresses only. */
   isAddressAllowed?: (address: string, family: number) => boolean;
+  method?: 'GET' | 'POST';
+  body?: Buffer;
+  headers?: Record<string, string>;
 }
 
-const blocked = new BlockList();
+// Two lists: Node's BlockList matches IPv4 addresses against IPv6 rules as ::ffff:a.b.c.d, so one
+// list blocking IPv4-mapped IPv6 would block every IPv4 address.
+const blockedV4 = new BlockList();
+const blockedV6 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
   ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+] as const) blockedV4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+  ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  // Every form that carries an IPv4 address (and so could name a private one): IPv4-compatible and
+  // -mapped, SIIT, NAT64 (well-known and local-use), 6to4, Teredo.
+  ['::', 96], ['::ffff:0:0', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32],
+] as const) blockedV6.addSubnet(net, prefix, 'ipv6');
 
-/** Public unicast only: no loopback, private, link-local (cloud metadata), CGNAT, multicast or reserved. */
+/** Public unicast only: no loopback, private, link-local (cloud metadata), CGNAT, multicast, reserved or IPv4-carrying IPv6. */
 export function isPublicAddress(address: string, family: number): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return !blocked.check(mapped[1], 'ipv4');
-  return !blocked.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  return family === 6 ? !blockedV6.check(address, 'ipv6') : !blockedV4.check(address, 'ipv4');
 }
 
 const notAllowed = (message: string) => new AppError(400, ErrorCode.URL_NOT_ALLOWED, message);
 const fetchFailed = (message: string) => new AppError(422, ErrorCode.URL_FETCH_FAILED, message);
+/** The same answer for refused, reset, unreachable, timed out and unresolvable: nothing to map ports with. */
+const networkFailure = () => fetchFailed('The URL could not be fetched.');
 
 function guardedLookup(isAllowed: (a: string, f: number) => boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -54,7 +69,8 @@ function guardedLookup(isAllowed: (a: string, f: number) => boolean): LookupFunc
   };
 }
 
-function checkUrl(raw: string, allowHttp: boolean, isAllowed: (a: string, f: number) => boolean): URL {
+function checkUrl(raw: string, options: SafeFetchOptions, isAllowed: (a: string, f: number) => boolean): URL {
+  const { allowHttp } = options;
   let url: URL;
   try {
     url = new URL(raw);
@@ -66,18 +82,22 @@ function checkUrl(raw: string, allowHttp: boolean, isAllowed: (a: string, f: num
   }
   if (url.username || url.password) throw notAllowed('URLs with credentials are not accepted.');
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (options.isHostAllowed && !options.isHostAllowed(host)) throw notAllowed('The URL (or a redirect) leads to a host that is not allowed.');
   const family = isIP(host);
   if (family && !isAllowed(host, family)) throw notAllowed('The URL points to a private or reserved address.');
   return url;
 }
 
+const addressPolicy = (options: SafeFetchOptions) => options.isAddressAllowed ?? (options.allowPrivateAddresses ? () => true : isPublicAddress);
+
 function requestOnce(url: URL, options: SafeFetchOptions, deadline: number): Promise<{ status: number; location?: string; body: Buffer }> {
-  const isAllowed = options.isAddressAllowed ?? isPublicAddress;
+  const isAllowed = addressPolicy(options);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const remaining = deadline - Date.now();
-    if (remaining <= 0) return reject(fetchFailed('Fetching the URL timed out.'));
-    const req = client.get(url, { lookup: guardedLookup(isAllowed), timeout: remaining, headers: { 'user-agent': 'docproc' } }, (res) => {
+    if (remaining <= 0) return reject(networkFailure());
+    const headers = { 'user-agent': 'docproc', ...options.headers, ...(options.body ? { 'content-length': String(options.body.length) } : {}) };
+    const req = client.request(url, { method: options.method ?? 'GET', lookup: guardedLookup(isAllowed), timeout: remaining, headers }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400) {
         res.resume();
@@ -100,28 +120,36 @@ function requestOnce(url: URL, options: SafeFetchOptions, deadline: number): Pro
         chunks.push(chunk);
       });
       res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }));
-      res.on('error', () => reject(fetchFailed('The connection broke while fetching the URL.')));
+      res.on('error', () => reject(networkFailure()));
     });
+    req.end(options.body);
     const timer = setTimeout(() => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), remaining);
     req.on('close', () => clearTimeout(timer));
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRBLOCKED') reject(notAllowed('The URL resolves to a private or reserved address.'));
-      else if (err.code === 'ETIMEDOUT') reject(fetchFailed('Fetching the URL timed out.'));
-      else reject(fetchFailed(`The URL could not be fetched (${err.code ?? 'network error'}).`));
+      else reject(networkFailure());
     });
   });
 }
 
+/** GET (or POST) a URL through the guard; resolves with the body of a 200 answer. */
 export async function safeFetch(raw: string, options: SafeFetchOptions): Promise<Buffer> {
-  const isAllowed = options.isAddressAllowed ?? isPublicAddress;
+  const isAllowed = addressPolicy(options);
   const deadline = Date.now() + options.timeoutMs;
-  let url = checkUrl(raw, options.allowHttp, isAllowed);
-  for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop++) {
+  let url = checkUrl(raw, options, isAllowed);
+  const maxRedirects = options.method === 'POST' ? 0 : (options.maxRedirects ?? 3);
+  for (let hop = 0; hop <= maxRedirects; hop++) {
     const res = await requestOnce(url, options, deadline);
     if (res.status >= 300 && res.status < 400) {
       if (!res.location) throw fetchFailed('The URL answered with a redirect without a location.');
-      url = checkUrl(new URL(res.location, url).toString(), options.allowHttp, isAllowed);
+      let next: string;
+      try {
+        next = new URL(res.location, url).toString();
+      } catch {
+        throw fetchFailed('The URL answered with an unreadable redirect.');
+      }
+      url = checkUrl(next, options, isAllowed);
       continue;
     }
     if (res.status !== 200) throw fetchFailed(`The URL answered with HTTP ${res.status}.`);

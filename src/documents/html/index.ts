@@ -37,7 +37,7 @@ export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Pr
   assertHtmlNesting(text, limits.maxNestingDepth);
   const tree = parseHtml(text, limits.maxNestingDepth);
   const { linkTargets, imageSources } = scanHtml(tree);
-  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [] }, warnings);
+  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings);
   const lowering = new HtmlLowering({ images, slugger: new Slugger(), maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   let blocks;
   try {

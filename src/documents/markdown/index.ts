@@ -84,7 +84,7 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
     append(imageSources, scan.imageSources);
     scan.linkTargets.forEach((t) => linkTargets.add(t));
   }
-  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [] }, warnings);
+  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings);
   const slugger = new Slugger();
   const html = new HtmlLowering({ images, slugger, maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   const lowering = new MarkdownLowering({

@@ -12,6 +12,8 @@ import type { ImageInline } from './types.js';
  */
 export interface ImageSourceOptions {
   allowHosts: string[];
+  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES. */
+  allowPrivateAddresses?: boolean;
   maxImageBytes?: number;
   timeoutMs?: number;
   maxRemoteImages?: number;
@@ -132,6 +134,9 @@ export async function resolveImages(
     try {
       const bytes = await safeFetch(src, {
         allowHttp: true,
+        // The allow-list holds for every redirect hop, not only the first URL.
+        isHostAllowed: (host) => hostAllowed(host, options.allowHosts),
+        allowPrivateAddresses: options.allowPrivateAddresses,
         maxBytes: options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
         timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       });

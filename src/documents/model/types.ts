@@ -188,7 +188,7 @@ export interface MarkupOptions {
   /** A DOCX whose styles replace ours (like pandoc --reference-doc). */
   reference?: Uint8Array;
   limits: ConversionLimits;
-  remoteImages?: { allowHosts: string[] };
+  remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
 }
 
 export interface ConversionResult {

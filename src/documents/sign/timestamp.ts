@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
+import { safeFetch } from '../../inputs/safe-fetch.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 import { OID } from './cms.js';
 import {
@@ -17,6 +16,8 @@ export interface TsaOptions {
   url: string;
   timeoutMs?: number;
   maxBytes?: number;
+  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: an on-premise TSA on a private or loopback address. */
+  allowPrivateAddresses?: boolean;
 }
 
 const tsaFailed = (why: string) =>
@@ -31,39 +32,21 @@ export function buildTimeStampRequest(messageHash: Buffer, nonce: Buffer): Buffe
   );
 }
 
-function post(url: string, body: Buffer, timeoutMs: number, maxBytes: number): Promise<Buffer> {
-  const target = new URL(url);
-  const client = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
-  if (!client) return Promise.reject(tsaFailed('the TSA URL must be http or https'));
-  return new Promise((resolve, reject) => {
-    const req = client.request(target, {
+/** POSTs the request through the one outbound guard (scheme, address and size rules; no redirects). */
+async function post(url: string, body: Buffer, options: TsaOptions): Promise<Buffer> {
+  try {
+    return await safeFetch(url, {
       method: 'POST',
-      timeout: timeoutMs,
-      headers: { 'content-type': 'application/timestamp-query', 'content-length': body.length, 'user-agent': 'docproc' },
-    }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(tsaFailed(`HTTP ${res.statusCode}`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBytes) {
-          req.destroy();
-          return reject(tsaFailed('reply too large'));
-        }
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve(Buffer.concat(chunks)));
-      res.on('error', () => reject(tsaFailed('connection broke')));
+      body,
+      headers: { 'content-type': 'application/timestamp-query' },
+      allowHttp: true,
+      maxBytes: options.maxBytes ?? 256 * 1024,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      allowPrivateAddresses: options.allowPrivateAddresses,
     });
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
-    req.on('error', (err: NodeJS.ErrnoException) => reject(tsaFailed(err.code === 'ETIMEDOUT' ? 'timed out' : err.code ?? 'network error')));
-    req.end(body);
-  });
+  } catch (err) {
+    throw tsaFailed(err instanceof AppError ? err.message.replace(/\.$/, '') : 'network error');
+  }
 }
 
 interface TstInfoCheck {
@@ -89,7 +72,7 @@ export async function requestTimestamp(signatureValue: Buffer, options: TsaOptio
   const hash = createHash('sha256').update(signatureValue).digest();
   const nonce = randomBytes(8);
   nonce[0] &= 0x7f;
-  const reply = await post(options.url, buildTimeStampRequest(hash, nonce), options.timeoutMs ?? 10_000, options.maxBytes ?? 256 * 1024);
+  const reply = await post(options.url, buildTimeStampRequest(hash, nonce), options);
   try {
     const [statusInfo, token] = children(readNode(reply));
     const status = decodeInteger(children(statusInfo)[0]);

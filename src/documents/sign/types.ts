@@ -48,7 +48,7 @@ export interface SignRequest {
 
 export interface SignOptions {
   /** RFC 3161 TSA (operator configuration): adds a signature timestamp (PAdES B-T). */
-  tsa?: { url: string; timeoutMs?: number };
+  tsa?: { url: string; timeoutMs?: number; allowPrivateAddresses?: boolean };
   /** Signing time; defaults to now. */
   now?: Date;
   /** SHA-256 (hex) of the document as the caller sent it, when the route converted it first (DOCX → PDF). */

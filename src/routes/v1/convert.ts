@@ -79,7 +79,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
             source: file.data,
             reference: request.uploadedFiles?.reference?.data,
             limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
-            remoteImages: { allowHosts: services.config.remoteImageHosts },
+            remoteImages: { allowHosts: services.config.remoteImageHosts, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses },
           });
           sendWarnings(reply, result.warnings);
           const docx = toBuffer(result.docx);

@@ -86,7 +86,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           request: input.request,
           identity: portable,
           p12: input.p12,
-          tsa: services.config.signing.tsaUrl ? { url: services.config.signing.tsaUrl } : undefined,
+          tsa: services.config.signing.tsaUrl ? { url: services.config.signing.tsaUrl, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined,
         };
         let name: string;
         if (to === 'docx') {

@@ -173,7 +173,10 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
   it('adds an RFC 3161 signature timestamp from a TSA (PAdES B-T) that openssl ts -verify accepts', async () => {
     const tsa = await startTsa(pki);
     try {
-      const out = await signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url } });
+      // The TSA is reached through the outbound guard: a loopback TSA needs OUTBOUND_ALLOW_PRIVATE_ADDRESSES.
+      await expect(signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url } })).rejects.toMatchObject({ status: 502, code: 'SIGNING_ERROR' });
+      expect(tsa.requests()).toBe(0);
+      const out = await signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url, allowPrivateAddresses: true } });
       expect(pdfsig(pki, out)[0]).toMatchObject({ valid: true, total: true });
       const { cms } = lastSignature(out);
       const signedData = children(children(readNode(cms))[1])[0];

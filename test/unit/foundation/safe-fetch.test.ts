@@ -16,6 +16,16 @@ beforeAll(async () => {
       return res.end();
     }
     if (req.url === '/big') return res.end(Buffer.alloc(5000));
+    if (req.url === '/redirect-elsewhere') {
+      res.writeHead(302, { location: 'http://not-on-the-list.example/x' });
+      return res.end();
+    }
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => res.end(`posted ${Buffer.concat(chunks).toString()}`));
+      return;
+    }
     res.end('hello');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -62,5 +72,51 @@ describe('SSRF-safe fetching', () => {
     expect((await safeFetch(`${base}/ok`, loopbackAllowed)).toString()).toBe('hello');
     expect(await failure(safeFetch(`${base}/redirect-private`, loopbackAllowed))).toBe('URL_NOT_ALLOWED');
     expect(await failure(safeFetch(`${base}/big`, loopbackAllowed))).toBe('FILE_TOO_LARGE');
+  });
+
+  it('blocks every IPv6 form that carries an IPv4 address', () => {
+    for (const a of [
+      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '::127.0.0.1', '::a00:1', '::', '::ffff:0:a00:1',
+      '64:ff9b::7f00:1', '64:ff9b::808:808', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:c0a8:101::', '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    ]) expect(isPublicAddress(a, 6), a).toBe(false);
+  });
+
+  it('applies the host allow-list to every redirect hop', async () => {
+    const listed = { ...opts, isAddressAllowed: () => true, isHostAllowed: (h: string) => h === '127.0.0.1' };
+    expect((await safeFetch(`${base}/ok`, listed)).toString()).toBe('hello');
+    expect(await failure(safeFetch(`${base}/redirect-elsewhere`, listed))).toBe('URL_NOT_ALLOWED');
+    expect(await failure(safeFetch('http://not-on-the-list.example/', listed))).toBe('URL_NOT_ALLOWED');
+  });
+
+  it('answers every network failure the same way (no port-scan oracle)', async () => {
+    const anywhere = { ...opts, timeoutMs: 1500, isAddressAllowed: () => true };
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const silent = http.createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const answers = await Promise.all(
+      [`http://127.0.0.1:${closedPort}/`, `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, 'http://no-such-host.invalid/'].map(async (url) => {
+        try {
+          await safeFetch(url, anywhere);
+          return 'resolved';
+        } catch (err) {
+          return `${(err as AppError).code} ${(err as AppError).message}`;
+        }
+      }),
+    );
+    silent.closeAllConnections();
+    await new Promise<void>((r) => silent.close(() => r()));
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toBe('URL_FETCH_FAILED The URL could not be fetched.');
+  });
+
+  it('OUTBOUND_ALLOW_PRIVATE_ADDRESSES reaches loopback; POST bodies go through the same guard', async () => {
+    expect(await failure(safeFetch(`${base}/ok`, opts))).toBe('URL_NOT_ALLOWED');
+    expect((await safeFetch(`${base}/ok`, { ...opts, allowPrivateAddresses: true })).toString()).toBe('hello');
+    const posted = await safeFetch(`${base}/post`, { ...opts, allowPrivateAddresses: true, method: 'POST', body: Buffer.from('query'), headers: { 'content-type': 'application/timestamp-query' } });
+    expect(posted.toString()).toBe('posted query');
+    expect(await failure(safeFetch(`${base}/post`, { ...opts, method: 'POST', body: Buffer.from('query') }))).toBe('URL_NOT_ALLOWED');
   });
 });
