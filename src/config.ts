@@ -22,6 +22,7 @@ export interface Config {
     codeMaxAttempts: number;
     registerPerEmailPerHour: number;
     registerPerIpPerHour: number;
+    verifyPerIpPerHour: number;
   };
   limits: {
     rateLimitPerWindow: number;
@@ -132,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
       codeMaxAttempts: readInt(env, 'CODE_MAX_ATTEMPTS', 5, 1, 100),
       registerPerEmailPerHour: readInt(env, 'REGISTER_PER_EMAIL_PER_HOUR', 5, 1, 10_000),
       registerPerIpPerHour: readInt(env, 'REGISTER_PER_IP_PER_HOUR', 30, 1, 100_000),
+      verifyPerIpPerHour: readInt(env, 'VERIFY_PER_IP_PER_HOUR', 60, 1, 100_000),
     },
     limits: {
       rateLimitPerWindow: readInt(env, 'RATE_LIMIT_MAX', 120, 1, 1_000_000),

@@ -10,7 +10,20 @@ export interface AccountSettings {
   codeMaxAttempts: number;
   registerPerEmailPerHour: number;
   registerPerIpPerHour: number;
+  /** Verification attempts one client may make per hour, whatever the address. */
+  verifyPerIpPerHour: number;
 }
+
+/**
+ * Each client has codeMaxAttempts tries at a code; all clients together have this many times
+ * that before the code burns. A stranger's wrong tries cannot lock the owner out, and a 6-digit
+ * code stays out of reach (at most 10 × 5 = 50 guesses per code, codes per address are limited).
+ */
+const GLOBAL_ATTEMPTS_FACTOR = 10;
+
+/** One answer for every failure, so nobody learns whether a code is pending for an address. */
+const invalidCode = () =>
+  new AppError(401, ErrorCode.INVALID_CODE, 'The verification code is not valid: it is wrong, expired, already used or was never requested. Request a new one if needed.');
 
 const tooMany = (message: string, resetMs: number) =>
   new AppError(429, ErrorCode.RATE_LIMIT_ERROR, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
@@ -44,23 +57,23 @@ export class AccountService {
     }
   }
 
-  /** Checks and consumes the code; on success mints a key that is returned once and stored only hashed. */
-  async verifyCode(rawEmail: string, code: string): Promise<string> {
+  /**
+   * Checks and consumes the code; on success mints a key that is returned once and stored only
+   * hashed. Rate-limited per client; tries are counted per address and client, with a global cap.
+   */
+  async verifyCode(rawEmail: string, code: string, clientIp: string): Promise<string> {
     const email = normalizeEmail(rawEmail);
     const id = emailId(email, this.settings.pepper);
-    const result = await this.store.checkCode(id, hashCode(email, code, this.settings.pepper), this.settings.codeMaxAttempts);
-    switch (result) {
-      case 'ok': {
-        const key = generateApiKey();
-        await this.store.putApiKey(hashApiKey(key, this.settings.pepper), { email, createdAt: new Date().toISOString() });
-        return key;
-      }
-      case 'wrong':
-        throw new AppError(401, ErrorCode.INVALID_CODE, 'The verification code is wrong.');
-      case 'burnt':
-        throw new AppError(401, ErrorCode.INVALID_CODE, 'Too many wrong codes: this code is no longer valid; request a new one.');
-      case 'missing':
-        throw new AppError(401, ErrorCode.INVALID_CODE, 'No valid code for this address: it expired, was already used, or was never requested.');
+    const perClient = await this.store.hit(`verify:ip:${clientIp}`, 3600);
+    if (perClient.count > this.settings.verifyPerIpPerHour) {
+      throw tooMany('Too many verification attempts from this address; try again later.', perClient.resetMs);
     }
+    const triesByClient = await this.store.hit(`verify:tries:${id}:${clientIp}`, this.settings.codeTtlSeconds);
+    if (triesByClient.count > this.settings.codeMaxAttempts) throw invalidCode();
+    const result = await this.store.checkCode(id, hashCode(email, code, this.settings.pepper), this.settings.codeMaxAttempts * GLOBAL_ATTEMPTS_FACTOR);
+    if (result !== 'ok') throw invalidCode();
+    const key = generateApiKey();
+    await this.store.putApiKey(hashApiKey(key, this.settings.pepper), { email, createdAt: new Date().toISOString() });
+    return key;
   }
 }

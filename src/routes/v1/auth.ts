@@ -43,7 +43,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           operationId: 'verifyEmail',
           tags: ['Account'],
           summary: 'Exchange the code for an API key',
-          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Five wrong codes burn the code.',
+          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Every failure gets the same 401; each client has five tries at a code (fifty from all clients together burn it), and verification is rate-limited per client (429).',
           security: [],
           querystring: Type.Object(
             { email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the mail', examples: ['123456'] }) },
@@ -57,7 +57,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
       },
       async (request, reply) => {
         reply.header('cache-control', 'no-store');
-        return sendJsonString(reply, await services.accounts.verifyCode(request.query.email, request.query.code));
+        return sendJsonString(reply, await services.accounts.verifyCode(request.query.email, request.query.code, request.ip));
       },
     );
   };

@@ -14,8 +14,8 @@ async function register(app: FastifyInstance, email: string, ip = '127.0.0.1') {
   return app.inject({ url: `/v1/auth/register?email=${encodeURIComponent(email)}`, remoteAddress: ip });
 }
 
-async function verify(app: FastifyInstance, email: string, code: string) {
-  return app.inject({ url: `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${code}` });
+async function verify(app: FastifyInstance, email: string, code: string, ip = '127.0.0.1') {
+  return app.inject({ url: `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${code}`, remoteAddress: ip });
 }
 
 async function mintKey(app: FastifyInstance, email = uniqueEmail()): Promise<string> {
@@ -77,15 +77,64 @@ describe('registration and keys over real Redis and SMTP', () => {
     expect((await b.app.inject({ url: '/metrics', headers: authed(key) })).statusCode).toBe(200);
   });
 
-  it('burns a code after five wrong tries: the sixth fails even with the right code', async () => {
+  it('gives one client five tries at a code: its sixth fails even with the right code', async () => {
     const email = uniqueEmail('burn');
     await register(a.app, email);
     const code = await smtp.codeFor(email);
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong)).statusCode).toBe(401);
-    const sixth = await verify(a.app, email, code);
+    for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, '198.51.100.20')).statusCode).toBe(401);
+    const sixth = await verify(a.app, email, code, '198.51.100.20');
     expect(sixth.statusCode).toBe(401);
     expect(sixth.json().code).toBe('INVALID_CODE');
+  });
+
+  it("a stranger's wrong tries do not lock the owner out", async () => {
+    const email = uniqueEmail('owner');
+    await register(a.app, email, '198.51.100.30');
+    const code = await smtp.codeFor(email);
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 8; i++) expect((await verify(a.app, email, wrong, '203.0.113.66')).statusCode).toBe(401);
+    expect((await verify(a.app, email, code, '198.51.100.30')).statusCode).toBe(200);
+  });
+
+  it('burns a code once all clients together used the global cap (50 tries)', async () => {
+    const email = uniqueEmail('global');
+    await register(a.app, email);
+    const code = await smtp.codeFor(email);
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let client = 0; client < 10; client++) {
+      for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, `203.0.113.${client + 1}`)).statusCode).toBe(401);
+    }
+    expect((await verify(a.app, email, code, '198.51.100.99')).statusCode).toBe(401);
+  });
+
+  it('answers a wrong code the same whether or not a code is pending for the address', async () => {
+    const pending = uniqueEmail('pending');
+    await register(a.app, pending);
+    const code = await smtp.codeFor(pending);
+    const wrong = code === '000000' ? '111111' : '000000';
+    const strip = (res: { statusCode: number; headers: Record<string, unknown>; json: () => Record<string, unknown> }) => {
+      const { requestId: _r, instance: _i, ...rest } = res.json();
+      return { status: res.statusCode, type: res.headers['content-type'], body: rest };
+    };
+    const withPending = strip(await verify(a.app, pending, wrong, '198.51.100.40'));
+    const withoutCode = strip(await verify(a.app, uniqueEmail('nobody'), wrong, '198.51.100.40'));
+    expect(withPending).toEqual(withoutCode);
+    expect(withPending.status).toBe(401);
+  });
+
+  it('rate-limits verification per client (429 with Retry-After)', async () => {
+    const limited = await buildTestApp({ REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '1000', VERIFY_PER_IP_PER_HOUR: '3' });
+    try {
+      const ip = `198.51.100.${50 + (Date.now() % 50)}`;
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push((await verify(limited.app, uniqueEmail('rl'), '123456', ip)).statusCode);
+      expect(answers).toEqual([401, 401, 401, 429]);
+      const res = await verify(limited.app, uniqueEmail('rl'), '123456', ip);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    } finally {
+      await limited.app.close();
+    }
   });
 
   it('lets only one of two racing verifications with one code mint a key', async () => {
@@ -105,7 +154,7 @@ describe('registration and keys over real Redis and SMTP', () => {
       await new Promise((r) => setTimeout(r, 1300));
       const res = await verify(short.app, email, code);
       expect(res.statusCode).toBe(401);
-      expect(res.json().detail).toMatch(/expired/);
+      expect(res.json().detail).toMatch(/wrong, expired, already used/);
     } finally {
       await short.app.close();
     }
