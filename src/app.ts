@@ -35,11 +35,14 @@ export interface BuildOptions extends ServiceOverrides {
 }
 
 /** Assembles the service: external plugins, our hooks, routes, and the one error handler. */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger === undefined ? loggerOptions(config.logLevel) : options.logger,
     genReqId: requestIdFrom,
-    trustProxy: config.trustProxy,
+    // A hop count trusts that many proxies from the socket inwards (as Fastify does for numbers).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: config.limits.maxJsonBytes,
     requestTimeout: config.limits.requestTimeoutMs,
     forceCloseConnections: 'idle',

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import os from 'node:os';
 
 /**
@@ -15,7 +16,8 @@ export interface Config {
   /** Secret mixed into the hashes of verification codes and API keys. */
   pepper: string;
   pepperIsDefault: boolean;
-  trustProxy: boolean;
+  /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs. Never `true` (that trusts the client). */
+  trustProxy: false | number | string[];
   dataDir: string;
   auth: {
     codeTtlSeconds: number;
@@ -81,6 +83,32 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
 }
 
+/**
+ * TRUST_PROXY: "false" (default), a number of proxy hops in front of the service (the client is the
+ * address that many entries from the right of X-Forwarded-For), or a comma list of the proxies'
+ * addresses/CIDRs. "true" is refused: it takes the left-most entry, which the client writes itself.
+ */
+function readTrustProxy(env: Env): false | number | string[] {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || /^(false|no|off)$/i.test(raw)) return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 10) throw new ConfigError('TRUST_PROXY', `a hop count must be between 1 and 10, got ${raw}`);
+    return hops;
+  }
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new ConfigError('TRUST_PROXY', 'true would trust the left-most X-Forwarded-For entry, which any client can forge; give the number of proxies in front of the service (e.g. 1) or their addresses/CIDRs');
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (!family || !prefixOk || extra !== undefined) throw new ConfigError('TRUST_PROXY', `"${entry}" is neither a hop count nor an IP address or CIDR`);
+  }
+  return entries;
+}
+
 function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
@@ -126,7 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom,
     pepper: pepper || DEV_PEPPER,
     pepperIsDefault: !pepper,
-    trustProxy: readBool(env, 'TRUST_PROXY', false),
+    trustProxy: readTrustProxy(env),
     dataDir: env.DATA_DIR?.trim() || '.data',
     auth: {
       codeTtlSeconds: readInt(env, 'CODE_TTL_SECONDS', 15 * 60, 1, 24 * 3600),

@@ -27,6 +27,14 @@ export interface AccessEntry {
   upstreamStatuses: string[];
 }
 
+/** The X-Forwarded-For line of the shipped deploy/nginx.conf, so the tests run what users get. */
+function shippedForwardedFor(): string {
+  const shipped = readFileSync(path.resolve(import.meta.dirname, '../../../deploy/nginx.conf'), 'utf8');
+  const line = /^\s*(proxy_set_header X-Forwarded-For [^;]+;)/m.exec(shipped);
+  if (!line) throw new Error('deploy/nginx.conf sets no X-Forwarded-For');
+  return line[1]!;
+}
+
 export function nginxConfig(dir: string, port: number, upstreamPorts: number[]): string {
   const runAsRoot = process.getuid?.() === 0 ? 'user root root;' : '';
   return `daemon off;
@@ -53,7 +61,7 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
     listen 127.0.0.1:${port};
     location / {
       proxy_pass http://docproc;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      ${shippedForwardedFor()}
       proxy_connect_timeout 2s;
       proxy_read_timeout 180s;
       proxy_next_upstream error timeout http_502 http_503;

@@ -74,7 +74,7 @@ describe('deploy/kubernetes', () => {
     const config = loadConfig({ ...configMap().data, ...secrets });
     expect(config.redisUrl).toBeDefined();
     expect(config.pepperIsDefault).toBe(false);
-    expect(config.trustProxy).toBe(true);
+    expect(config.trustProxy).toBe(1);
     // One office process per requested core; worker threads likewise.
     const cpus = Number(c.resources.requests.cpu);
     expect(config.office.poolSize).toBe(cpus);
