@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 
 /**
  * The sandbox every office process (python bridge + soffice) runs in: bubblewrap with fresh
@@ -11,6 +12,11 @@ import { existsSync } from 'node:fs';
 
 /** Where the process's work directory appears inside the jail. */
 export const JAIL_WORK_DIR = '/tmp/office';
+/**
+ * Where the work directory's jobs/ appears too: the document's own path, which path-revealing
+ * fields (FILENAME \p, TEMPLATE \p) print, then says nothing about the server.
+ */
+export const JAIL_JOBS_DIR = '/document';
 /** Where the bridge script appears inside the jail (the application directory stays outside). */
 export const JAIL_BRIDGE_PATH = '/opt/docproc/uno-bridge.py';
 
@@ -32,7 +38,8 @@ export function bubblewrapArgs(spec: JailSpec): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--clearenv', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
   for (const p of READ_ONLY_PATHS) if (existsSync(p)) args.push('--ro-bind', p, p);
   for (const [target, link] of MERGED_USR_LINKS) if (existsSync(`/${target}`)) args.push('--symlink', target, link);
-  args.push('--bind', spec.workDir, JAIL_WORK_DIR, '--ro-bind', spec.bridgePath, JAIL_BRIDGE_PATH, '--chdir', JAIL_WORK_DIR);
+  args.push('--bind', spec.workDir, JAIL_WORK_DIR, '--bind', path.join(spec.workDir, 'jobs'), JAIL_JOBS_DIR);
+  args.push('--ro-bind', spec.bridgePath, JAIL_BRIDGE_PATH, '--chdir', JAIL_WORK_DIR);
   for (const [name, value] of Object.entries(spec.env)) args.push('--setenv', name, value);
   return args;
 }

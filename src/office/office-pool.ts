@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
@@ -214,7 +214,11 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     let jobDir: string | undefined;
     try {
       // Inside the process's own work directory: the jail shows it this job's files and nothing else.
-      jobDir = await mkdtemp(path.join(slot.process!.jobsDirectory!, 'job-'));
+      // One job at a time per process, so a fixed name: the document's path (which FILENAME \p
+      // prints) is the same neutral /document/job/input.docx for every caller.
+      jobDir = path.join(slot.process!.jobsDirectory!, 'job');
+      await rm(jobDir, { recursive: true, force: true });
+      await mkdir(jobDir, { mode: 0o700 });
       const pdf = await this.runInSlot(slot, jobDir, input, options);
       outcome = 'ok';
       return pdf;

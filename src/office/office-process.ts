@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, type ResultMessage } from './bridge-protocol.js';
-import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
+import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
 import { writeProfile } from './profile.js';
 import { projectRoot } from '../project-root.js';
 
@@ -89,6 +89,8 @@ export class OfficeProcess {
   /** The path the office process sees for a host path inside the work directory. */
   private officePath(hostPath: string): string {
     if (!this.options.jail || !this.workDir) return hostPath;
+    const inJobs = path.relative(path.join(this.workDir, 'jobs'), hostPath);
+    if (!inJobs.startsWith('..') && !path.isAbsolute(inJobs)) return path.posix.join(JAIL_JOBS_DIR, inJobs);
     const relative = path.relative(this.workDir, hostPath);
     if (relative.startsWith('..') || path.isAbsolute(relative)) throw new Error('job files must live in the office work directory');
     return path.posix.join(JAIL_WORK_DIR, relative);

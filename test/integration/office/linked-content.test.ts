@@ -178,3 +178,15 @@ describe('local files referenced from inside an SVG picture', () => {
     expect(text).not.toContain(SVG_SECRET);
   });
 });
+
+describe('path-revealing fields', () => {
+  it('FILENAME \\p prints the neutral jail path of the document, never a server path', async () => {
+    const zip = new PizZip(corpusDocx('pandoc-track_changes_insertion.docx'));
+    const body = '<w:p><w:r><w:t>Path probe:</w:t></w:r></w:p>' + field('FILENAME \\p') + field('FILENAME');
+    zip.file('word/document.xml', zip.file('word/document.xml')!.asText().replace('<w:body>', `<w:body>${body}`));
+    const text = flatText(await convertDocxToPdf(pool, zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' })));
+    expect(text).toContain('Path probe:');
+    expect(text).toContain('/document/job/input.docx');
+    expect(text).not.toMatch(/\/tmp\/|docproc-office|\/work\//);
+  });
+});
