@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -29,6 +29,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.homedir(), '.docproc-jail-data-'));
   writeFileSync(path.join(dataDir, 'signing-key.pem'), 'PRIVATE KEY MATERIAL');
   workDir = mkdtempSync(path.join(os.tmpdir(), 'docproc-jail-work-'));
+  mkdirSync(path.join(workDir, 'jobs'));
   server = http.createServer((_req, res) => {
     hits++;
     res.end('reached');
@@ -63,6 +64,7 @@ attempt("own_work_dir", lambda: open(os.path.join(os.environ["HOME"], "job.txt")
 out["env"] = sorted(os.environ)
 out["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 out["tmp"] = sorted(os.listdir("/tmp"))
+out["document_dir"] = sorted(os.listdir("/document"))
 print(json.dumps(out))
 `;
 
@@ -92,6 +94,7 @@ describe('the office jail', () => {
     expect(probe.env).toEqual(['DOCPROC_OFFICE_START_TIMEOUT', 'HOME', 'LANG', 'PATH', 'PROBE_APP', 'PROBE_DATA', 'PROBE_PORT', 'PWD', 'TMPDIR']);
     expect((probe.pids as number[]).length).toBeLessThanOrEqual(3);
     expect(probe.tmp).toEqual(['office']);
+    expect(probe.document_dir).toEqual([]);
   });
 
   it('from the outside: the pool’s soffice.bin runs in other namespaces with only the office environment', async () => {
