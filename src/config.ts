@@ -65,6 +65,8 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const DEV_PEPPER = 'docproc-development-pepper-change-me';
+/** Peppers that appear in docproc's own examples and code: never a secret. */
+const PLACEHOLDER_PEPPERS = new Set([DEV_PEPPER, 'replace-with-a-long-random-secret', 'change-me-to-a-long-random-secret']);
 
 function readInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -139,8 +141,13 @@ function readHostList(env: Env, name: string): string[] {
 
 export function loadConfig(env: Env = process.env): Config {
   const cpus = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
-  const pepper = env.API_KEY_PEPPER ?? '';
-  if (pepper && pepper.length < 16) throw new ConfigError('API_KEY_PEPPER', 'must be at least 16 characters');
+  const given = env.API_KEY_PEPPER ?? '';
+  if (given && given.length < 16) throw new ConfigError('API_KEY_PEPPER', 'must be at least 16 characters');
+  // A placeholder copied from an example is as public as no pepper at all.
+  const pepper = PLACEHOLDER_PEPPERS.has(given) ? '' : given;
+  if (!pepper && env.NODE_ENV === 'production') {
+    throw new ConfigError('API_KEY_PEPPER', given ? 'is a published placeholder; set a long random secret (e.g. openssl rand -base64 32)' : 'must be set in production (a long random secret, e.g. openssl rand -base64 32)');
+  }
   const mailFrom = env.MAIL_FROM?.trim() || 'docproc <no-reply@docproc.local>';
   if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must contain an e-mail address');
 

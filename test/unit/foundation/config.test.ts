@@ -25,4 +25,13 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
   });
+
+  it('production refuses to start without a pepper, or with one copied from an example', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/API_KEY_PEPPER must be set in production/);
+    for (const placeholder of ['change-me-to-a-long-random-secret', 'replace-with-a-long-random-secret', 'docproc-development-pepper-change-me']) {
+      expect(() => loadConfig({ NODE_ENV: 'production', API_KEY_PEPPER: placeholder })).toThrow(/published placeholder/);
+      expect(loadConfig({ API_KEY_PEPPER: placeholder }).pepperIsDefault).toBe(true);
+    }
+    expect(loadConfig({ NODE_ENV: 'production', API_KEY_PEPPER: 'a-real-random-secret-0123456789' }).pepperIsDefault).toBe(false);
+  });
 });

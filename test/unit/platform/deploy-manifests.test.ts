@@ -71,7 +71,9 @@ describe('deploy/kubernetes', () => {
       expect(secrets[name], name).toBeTruthy();
       expect(configMap().data[name], `${name} must not be in the ConfigMap`).toBeUndefined();
     }
-    const config = loadConfig({ ...configMap().data, ...secrets });
+    // The example Secret's pepper is a published placeholder: refused in production, so it must be replaced.
+    expect(() => loadConfig({ NODE_ENV: 'production', ...configMap().data, ...secrets })).toThrow(/API_KEY_PEPPER/);
+    const config = loadConfig({ NODE_ENV: 'production', ...configMap().data, ...secrets, API_KEY_PEPPER: 'a-real-random-secret-0123456789' });
     expect(config.redisUrl).toBeDefined();
     expect(config.pepperIsDefault).toBe(false);
     expect(config.trustProxy).toBe(1);
