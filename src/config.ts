@@ -49,6 +49,8 @@ export interface Config {
   urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
   /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: the outbound guard may reach private and loopback addresses (on-premise TSA/OCSP). */
   outboundAllowPrivateAddresses: boolean;
+  /** METRICS_TOKEN: the bearer token /metrics needs; unset switches /metrics off. */
+  metricsToken?: string;
   /** Hosts whose images Markdown/HTML conversions may fetch (exact or *.example.com); empty = none. */
   remoteImageHosts: string[];
   signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
@@ -109,6 +111,13 @@ function readTrustProxy(env: Env): false | number | string[] {
     if (!family || !prefixOk || extra !== undefined) throw new ConfigError('TRUST_PROXY', `"${entry}" is neither a hop count nor an IP address or CIDR`);
   }
   return entries;
+}
+
+function readSecret(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (raw.length < 16) throw new ConfigError(name, 'must be at least 16 characters');
+  return raw;
 }
 
 function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
@@ -200,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
     },
     outboundAllowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
+    metricsToken: readSecret(env, 'METRICS_TOKEN'),
     remoteImageHosts: readHostList(env, 'REMOTE_IMAGE_HOSTS'),
     signing: {
       p12: env.SIGNING_P12?.trim() || undefined,

@@ -20,9 +20,9 @@ export function isPublicRoute(request: FastifyRequest): boolean {
   return !url || request.routeOptions.config?.public === true || url === '/docs' || url.startsWith('/docs/');
 }
 
-const unauthorized = (message: string) => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, message);
+export const unauthorized = (message: string) => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, message);
 
-function bearerToken(request: FastifyRequest): string {
+export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   if (!header) throw unauthorized('Missing API key: send "Authorization: Bearer <key>" (get a key from /v1/auth/register).');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -23,7 +23,10 @@ export function openApiOptions(version: string): SwaggerOptions {
         { name: 'Operations', description: 'Metrics' },
       ],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key from /v1/auth/verify (starts with dps_)' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key from /v1/auth/verify (starts with dps_)' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: "The service's METRICS_TOKEN (operators only)" },
+        },
       },
       security: [{ bearerAuth: [] }],
     },

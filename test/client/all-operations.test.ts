@@ -24,6 +24,7 @@ let smtp: SmtpPeer;
 let t: TestApp;
 let baseUrl: string;
 let callerP12: string;
+const METRICS_TOKEN = 'metrics-token-for-the-client-test';
 
 const CLIENT_PROGRAM = String.raw`
 import { readFileSync } from 'node:fs';
@@ -31,7 +32,7 @@ import path from 'node:path';
 import createClient from 'openapi-fetch';
 import type { paths } from './schema.js';
 
-const [baseUrl, email, corpus, callerP12] = process.argv.slice(2);
+const [baseUrl, email, corpus, callerP12, metricsToken] = process.argv.slice(2);
 const read = (rel: string) => readFileSync(path.join(corpus, rel));
 const upload = (rel: string, type: string) => new File([read(rel)], path.basename(rel), { type });
 const base64Of = async (blob: Blob) => Buffer.from(await blob.arrayBuffer()).toString('base64');
@@ -151,8 +152,9 @@ const verifyForm = await api.POST('/v1/verify', { body: { file: new File([signed
 const reportForm = verifyForm.data ?? fail('verify multipart', verifyForm);
 out.verifyMultipart = { valid: reportForm.valid, signer: reportForm.signer?.name ?? null, intact: reportForm.signatures.map((s) => s.intact) };
 
-// Metrics last, so it has counted the calls above; a wrong key gets the Problem shape.
-const metrics = await api.GET('/metrics', { parseAs: 'text' });
+// Metrics last, so it has counted the calls above; they need the operators' METRICS_TOKEN, and a
+// wrong token gets the Problem shape.
+const metrics = await api.GET('/metrics', { parseAs: 'text', headers: { authorization: 'Bearer ' + metricsToken } });
 out.metrics = metrics.data ?? fail('metrics', metrics);
 const denied = await client.GET('/metrics', { headers: { authorization: 'Bearer dps_wrong' } });
 out.deniedCode = denied.error?.code ?? null;
@@ -169,7 +171,7 @@ beforeAll(async () => {
   const smtpUrl = await smtp.start();
   t = await buildTestApp({
     REDIS_URL: inject('redisUrl'), SMTP_URL: smtpUrl, API_KEY_PEPPER: 'all-operations-pepper-0123', RATE_LIMIT_MAX: '1000',
-    OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1',
+    OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', METRICS_TOKEN,
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -202,7 +204,7 @@ describe('generated client: every operation', () => {
 
   it('runs against a listening server', async () => {
     const email = uniqueEmail('all-ops');
-    const run = await runClient(work, [baseUrl, email, corpus, callerP12], smtp.codeFor(email, 15_000));
+    const run = await runClient(work, [baseUrl, email, corpus, callerP12, METRICS_TOKEN], smtp.codeFor(email, 15_000));
     expect(run.exit, run.stderr).toBe(0);
     result = run.result as Record<string, any>;
   }, 180_000);

@@ -77,7 +77,7 @@ const key: string | undefined = ver.data;
 if (!key?.startsWith('dps_')) throw new Error('verify: ' + JSON.stringify(ver.error));
 const health = await client.GET('/v1/health');
 if (health.data?.status !== 'healthy') throw new Error('health');
-const bad = await client.GET('/metrics', { headers: { authorization: 'Bearer dps_nope' } });
+const bad = await client.GET('/v1/verify/key', { headers: { authorization: 'Bearer dps_nope' } });
 const problem = bad.error as { code?: string } | undefined;
 console.log(JSON.stringify({ key, health: health.data.status, problem: problem?.code }));
 `;

@@ -56,9 +56,9 @@ describe('registration and keys over real Redis and SMTP', () => {
     const key = res.json() as string;
     expect(key).toMatch(/^dps_[0-9A-Za-z]{38}$/);
 
-    const metrics = await a.app.inject({ url: '/metrics', headers: authed(key) });
-    expect(metrics.statusCode).toBe(200);
-    expect(metrics.body).toContain('docproc_http_requests_total');
+    const protectedRoute = await a.app.inject({ url: '/v1/verify/key', headers: authed(key) });
+    expect(protectedRoute.statusCode).toBe(200);
+    expect(protectedRoute.json().chain.length).toBeGreaterThan(0);
 
     // Single use: the same code again is refused.
     const again = await verify(a.app, email, code);
@@ -74,7 +74,7 @@ describe('registration and keys over real Redis and SMTP', () => {
 
   it('gives a key minted on one instance to every instance sharing the Redis', async () => {
     const key = await mintKey(a.app);
-    expect((await b.app.inject({ url: '/metrics', headers: authed(key) })).statusCode).toBe(200);
+    expect((await b.app.inject({ url: '/v1/verify/key', headers: authed(key) })).statusCode).toBe(200);
   });
 
   it('gives one client five tries at a code: its sixth fails even with the right code', async () => {
@@ -180,7 +180,7 @@ describe('registration and keys over real Redis and SMTP', () => {
       [authed(`dps_${'A'.repeat(32)}${key.slice(-6)}`), /checksum|Unknown/],
     ];
     for (const [headers, detail] of cases) {
-      const res = await a.app.inject({ url: '/metrics', headers });
+      const res = await a.app.inject({ url: '/v1/verify/key', headers });
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
       expect(res.json()).toMatchObject({ code: 'AUTHENTICATION_ERROR' });
@@ -207,7 +207,7 @@ describe('rate and concurrency limits shared through Redis', () => {
       const statuses: number[] = [];
       let last;
       for (let i = 0; i < 5; i++) {
-        last = await (i % 2 ? two : one).app.inject({ url: '/metrics', headers: authed(key) });
+        last = await (i % 2 ? two : one).app.inject({ url: '/v1/verify/key', headers: authed(key) });
         statuses.push(last.statusCode);
       }
       expect(statuses).toEqual([200, 200, 200, 200, 429]);
@@ -226,11 +226,11 @@ describe('rate and concurrency limits shared through Redis', () => {
     const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '3' };
     const one = await buildTestApp(env);
     try {
-      const guess = () => one.app.inject({ url: '/metrics', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.7' });
+      const guess = () => one.app.inject({ url: '/v1/verify/key', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.7' });
       const statuses = [];
       for (let i = 0; i < 4; i++) statuses.push((await guess()).statusCode);
       expect(statuses).toEqual([401, 401, 401, 429]);
-      const other = await one.app.inject({ url: '/metrics', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.8' });
+      const other = await one.app.inject({ url: '/v1/verify/key', headers: authed(`dps_${'B'.repeat(38)}`), remoteAddress: '10.9.8.8' });
       expect(other.statusCode).toBe(401);
     } finally {
       await one.app.close();
@@ -255,7 +255,7 @@ describe('store outage', () => {
       own.child.kill('SIGKILL');
       await new Promise((r) => setTimeout(r, 300));
       const started = Date.now();
-      const res = await t.app.inject({ url: '/metrics', headers: authed(key) });
+      const res = await t.app.inject({ url: '/v1/verify/key', headers: authed(key) });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toMatchObject({ code: 'STORE_UNAVAILABLE' });
       expect(Date.now() - started).toBeLessThan(5000);

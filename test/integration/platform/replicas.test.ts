@@ -11,6 +11,8 @@ import { freePort } from '../../support/global-setup.js';
 import { SmtpPeer } from '../../support/smtp-peer.js';
 import { startNginx, type Nginx } from './nginx.js';
 
+const METRICS_TOKEN = 'replicas-metrics-token-0123456789';
+
 /**
  * Three service processes sharing one Redis behind a round-robin nginx, as in production:
  * keys, rate limits and concurrency limits hold across instances, and stopping one instance
@@ -70,6 +72,7 @@ beforeAll(async () => {
     OFFICE_POOL_SIZE: '1',
     WORKER_THREADS: '1',
     RATE_LIMIT_MAX: String(RATE_LIMIT_MAX),
+    METRICS_TOKEN,
     RATE_LIMIT_WINDOW_SECONDS: '60',
     CONCURRENCY_PER_KEY: '1',
     REGISTER_PER_IP_PER_HOUR: '1000',
@@ -106,11 +109,13 @@ describe('three replicas behind nginx, one Redis', () => {
     expect(key).toMatch(/^dps_/);
 
     for (const service of services) {
-      const res = await fetch(`${service.base}/metrics`, { headers: bearer(key) });
+      const res = await fetch(`${service.base}/v1/verify/key`, { headers: bearer(key) });
       expect(res.status, `${service.name}: ${await res.clone().text()}`).toBe(200);
-      expect(await res.text()).toContain('# HELP');
-      const refused = await fetch(`${service.base}/metrics`, { headers: bearer(generateApiKey()) });
+      const refused = await fetch(`${service.base}/v1/verify/key`, { headers: bearer(generateApiKey()) });
       expect(refused.status).toBe(401);
+      const metrics = await fetch(`${service.base}/metrics`, { headers: bearer(METRICS_TOKEN) });
+      expect(await metrics.text()).toContain('# HELP');
+      expect((await fetch(`${service.base}/metrics`, { headers: bearer(key) })).status).toBe(401);
     }
 
     const [a, b] = services;
@@ -127,7 +132,7 @@ describe('three replicas behind nginx, one Redis', () => {
     const outcomes: { instance: string; status: number; code?: string; remaining: string | null; retryAfter: string | null }[] = [];
     for (let i = 0; i < total; i++) {
       const service = services[i % services.length]!;
-      const res = await fetch(`${service.base}/metrics`, { headers: bearer(key!) });
+      const res = await fetch(`${service.base}/v1/verify/key`, { headers: bearer(key!) });
       const body = await res.text();
       const code = res.status === 200 ? undefined : (JSON.parse(body) as { code: string }).code;
       outcomes.push({ instance: service.name, status: res.status, code, remaining: res.headers.get('x-ratelimit-remaining'), retryAfter: res.headers.get('retry-after') });
