@@ -106,8 +106,10 @@ describe('Swagger UI at /docs in Chromium', () => {
       expect(paths.map((x) => x.replace(/\u200b/g, ''))).toContain(p);
     }
     await page.locator('button.authorize').first().click();
-    await page.locator('.modal-ux input').first().fill(key);
-    await page.locator('.modal-ux button.authorize').click();
+    // Two schemes: the API key (bearerAuth) and the operators' metrics token; the key goes to the first.
+    const apiKey = page.locator('.modal-ux .auth-container', { hasText: 'bearerAuth' });
+    await apiKey.locator('input').fill(key);
+    await apiKey.locator('button.authorize').click();
     await expect.poll(() => page.locator('.modal-ux button', { hasText: 'Logout' }).count()).toBe(1);
     await page.locator('.modal-ux button.close-modal').click();
   });

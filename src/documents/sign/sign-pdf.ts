@@ -79,15 +79,26 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
 
   const update = new IncrementalUpdate(structure);
   const edits = new RevisionEdits(structure, update);
+  const pdfA = structure.pdfA;
+  const pdfALabel = pdfA && `PDF/A-${pdfA.part}${pdfA.conformance.toLowerCase()}`;
   if (request.certificate?.enabled !== false) {
     if (alreadySigned) {
       warnings.push('The PDF already carries signatures: no audit page was added, because a page added after signing is reported as a forbidden change by strict validators.');
+    } else if (pdfA && (pdfA.conformance === 'A' || pdfA.conformance === 'U' || pdfA.part === 4)) {
+      // Our audit page is untagged (and carries no Unicode mapping guarantees for -u): it would break the claim.
+      warnings.push(`The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the attachment where the part allows one.`);
     } else {
       edits.addAuditPages(audit);
     }
   }
   const auditJson = Buffer.from(JSON.stringify(audit, null, 2));
-  if (!alreadySigned) {
+  if (pdfA && pdfA.part < 3) {
+    // PDF/A-1 forbids embedded files; PDF/A-2 allows only embedded PDF/A files.
+    const onPage = request.certificate?.enabled !== false && !alreadySigned && pdfA.conformance === 'B';
+    warnings.push(`The PDF claims ${pdfALabel} conformance, which does not allow a JSON attachment: the audit-trail file was left out (${onPage ? 'the audit record is on the audit page' : 'no audit record is embedded in this PDF'}).`);
+  } else if (pdfA && alreadySigned) {
+    warnings.push(`The PDF claims ${pdfALabel} conformance and is already signed: the audit-trail file was left out (a PDF/A attachment must be associated through the catalog, which a later revision may not change).`);
+  } else if (!alreadySigned) {
     edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, auditJson, now);
   } else if (structure.docMdpPermission === undefined || structure.docMdpPermission === 3) {
     const name = auditFileName(edits.attachmentNames());

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { freePort } from '../../support/global-setup.js';
 import { buildTestApp, uniqueEmail, type TestApp } from '../../support/test-app.js';
@@ -19,7 +19,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'docproc-proxy-'));
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: 'proxy-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000', TRUST_PROXY: '1', REGISTER_PER_IP_PER_HOUR: '3' });
+  // The in-memory store: the per-IP counters of other tests sharing the Redis must not count here.
+  t = await buildTestApp({ API_KEY_PEPPER: 'proxy-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000', TRUST_PROXY: '1', REGISTER_PER_IP_PER_HOUR: '3' });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   nginx = await startNginx(dir, await freePort(), [(t.app.server.address() as AddressInfo).port]);
 }, 60_000);

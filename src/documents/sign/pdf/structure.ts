@@ -1,5 +1,5 @@
 import {
-  PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRef, PDFStream, PDFString, PDFHexString, type PDFContext, type PDFObject,
+  PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFStream, PDFString, PDFHexString, decodePDFRawStream, type PDFContext, type PDFObject,
 } from 'pdf-lib';
 import { AppError, ErrorCode, invalidFile, unprocessable } from '../../../errors/app-error.js';
 
@@ -25,6 +25,30 @@ export interface PdfStructure {
   signedFieldCount: number;
   /** DocMDP permission of a certification signature, when there is one (1 = no changes). */
   docMdpPermission?: number;
+  /** PDF/A identification from the catalog's XMP (pdfaid:part and pdfaid:conformance), when claimed. */
+  pdfA?: { part: number; conformance: string };
+}
+
+const MAX_XMP_BYTES = 4 * 1024 * 1024;
+
+/** The PDF/A part and conformance the document claims in its XMP metadata (attribute or element form). */
+export function readPdfAIdentification(context: PDFContext, catalog: PDFDict): PdfStructure['pdfA'] {
+  const ref = catalog.get(PDFName.of('Metadata'));
+  const stream = ref instanceof PDFRef ? context.lookup(ref) : ref;
+  if (!(stream instanceof PDFRawStream)) return undefined;
+  let xmp: string;
+  try {
+    const bytes = decodePDFRawStream(stream).decode();
+    if (bytes.length > MAX_XMP_BYTES) return undefined;
+    xmp = Buffer.from(bytes).toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const value = (name: string) =>
+    new RegExp(`pdfaid:${name}\\s*=\\s*["']([^"']{1,8})["']`).exec(xmp)?.[1] ?? new RegExp(`<pdfaid:${name}>\\s*([^<]{1,8}?)\\s*</pdfaid:${name}>`).exec(xmp)?.[1];
+  const part = Number(value('part'));
+  if (!Number.isInteger(part) || part < 1 || part > 4) return undefined;
+  return { part, conformance: (value('conformance') ?? '').trim().toUpperCase() };
 }
 
 const PDF_MAGIC = Buffer.from('%PDF-');
@@ -168,6 +192,7 @@ export async function readPdfStructure(input: Buffer): Promise<PdfStructure> {
     title: decodeTextString(infoDict?.get(PDFName.of('Title'))),
     signedFieldCount: fields.filter((f) => f.fieldType === 'Sig' && f.dict.has(PDFName.of('V'))).length,
     docMdpPermission: readDocMdp(context, catalog),
+    pdfA: readPdfAIdentification(context, catalog),
   };
 }
 
