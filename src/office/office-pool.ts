@@ -5,7 +5,7 @@ import path from 'node:path';
 import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
 import type { FailureKind, TrackedChangesMode } from './bridge-protocol.js';
 import { probeJail } from './jail.js';
-import { OfficeCrashError, OfficeProcess, OfficeTimeoutError } from './office-process.js';
+import { OfficeCrashError, OfficeProcess, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
 
 /**
  * A pool of warm LibreOffice processes with supervision: per-job deadline, replacement of dead
@@ -165,6 +165,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
    */
   async start(): Promise<void> {
     if (this.closed) throw new Error('OfficePool is closed');
+    await sweepLeftovers();
     process.once('exit', this.exitGuard);
     if (this.handleSignals) for (const signal of SIGNALS) process.on(signal, this.signalGuard);
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -29,6 +29,40 @@ export class OfficeStartError extends Error {}
 export class OfficeTimeoutError extends Error {}
 /** The bridge or soffice died (or spoke garbage) while the job ran. */
 export class OfficeCrashError extends Error {}
+
+const WORK_DIR_PREFIX = 'docproc-office-';
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Removes office work directories (profiles, temp files, job areas) whose owning service process is
+ * gone: a service killed with SIGKILL cannot clean up after itself. Directories of live processes
+ * (other instances on this machine, this one) are left alone. Returns the directories removed.
+ */
+export async function sweepLeftovers(tmpDir = os.tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = await readdir(tmpDir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const owner = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name);
+    if (!owner || processAlive(Number(owner[1]))) continue;
+    const dir = path.join(tmpDir, name);
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+    removed.push(dir);
+  }
+  return removed;
+}
 
 export const BRIDGE_PATH = path.join(projectRoot, 'src', 'office', 'uno-bridge.py');
 
@@ -97,7 +131,8 @@ export class OfficeProcess {
   }
 
   async start(): Promise<void> {
-    this.workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-office-'));
+    // The owner's pid in the name lets a later start remove what a killed service left (sweepLeftovers).
+    this.workDir = await mkdtemp(path.join(os.tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
     const profileDir = path.join(this.workDir, 'profile');
     const tmpDir = path.join(this.workDir, 'tmp');
     await mkdir(tmpDir, { mode: 0o700 });

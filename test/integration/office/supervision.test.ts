@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { convertDocxToPdf } from '../../../src/documents/docx-pdf/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
 import { OfficePool, type RestartEvent } from '../../../src/office/index.js';
+import { sweepLeftovers } from '../../../src/office/office-process.js';
 import { corpusDocx, flatText, isPdf } from './pdf-tools.js';
 
 const SMALL = corpusDocx('pandoc-track_changes_insertion.docx');
@@ -207,16 +208,34 @@ describe('office pool supervision', () => {
     child.kill(signal);
     await new Promise((resolve) => child.once('exit', resolve));
     await waitFor(() => groups.every((pgid) => liveMembers(pgid).length === 0), 10_000);
-    // The bridges empty their work directories; removing the directories themselves (mount points
-    // inside the jail) needs Node, which SIGKILL denies.
+    // The bridges remove their work directories; whatever a SIGKILLed service still leaves behind,
+    // the next start sweeps (owner pid gone; see the sweep test below).
     for (const dir of jobs) {
       if (signal === 'SIGKILL') {
         await waitFor(() => !existsSync(dir) || readdirSync(dir).length === 0, 5_000);
-        rmSync(path.dirname(dir), { recursive: true, force: true });
+        await sweepLeftovers();
       }
-      expect(existsSync(dir)).toBe(false);
+      expect(existsSync(path.dirname(dir))).toBe(false);
     }
     await waitFor(() => readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`)).length === 0, 5_000);
     expect(readdirSync('/tmp').filter((f) => f.includes(`_docproc-${pid}-`))).toEqual([]);
+  });
+
+  it('start-up sweeps work directories whose owner is gone, and never a live owner\'s', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const os = await import('node:os');
+    // A pid that cannot be alive (above pid_max) and our own.
+    const dead = mkdtempSync(path.join(os.tmpdir(), 'docproc-office-4194999-'));
+    writeFileSync(path.join(dead, 'left-behind.docx'), 'x');
+    const live = mkdtempSync(path.join(os.tmpdir(), `docproc-office-${process.pid}-`));
+    const pool = newPool({ size: 1 });
+    await pool.start();
+    try {
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      await pool.close();
+      rmSync(live, { recursive: true, force: true });
+    }
   });
 });
