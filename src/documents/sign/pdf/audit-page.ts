@@ -30,6 +30,8 @@ interface DrawnLine {
 
 const MARGIN = 50;
 const LABEL_WIDTH = 130;
+/** The smallest page the audit layout reads well on: margins, the label column and ~25 characters of value. */
+export const MIN_AUDIT_PAGE = { width: 2 * MARGIN + LABEL_WIDTH + 150, height: 300 };
 
 function blocks(record: AuditRecord): Block[] {
   const field = (label: string, value: string | undefined): Block[] => (value ? [{ kind: 'field', label, value }] : []);

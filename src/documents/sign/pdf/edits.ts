@@ -4,7 +4,7 @@ import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRef, PDFString, type PDFConte
 import { AppError, ErrorCode, unprocessable, validationError } from '../../../errors/app-error.js';
 import type { FieldAppearance, RectAppearance } from '../types.js';
 import { appearanceContent, type AppearanceText } from './appearance.js';
-import { auditPageContents } from './audit-page.js';
+import { auditPageContents, MIN_AUDIT_PAGE } from './audit-page.js';
 import type { IncrementalUpdate } from './incremental.js';
 import { decodeTextString, listFields, lookupArray, lookupDict, type PdfStructure } from './structure.js';
 import { RevisionFonts } from './fonts.js';
@@ -50,7 +50,8 @@ export class RevisionEdits {
     const pagesDict = lookupDict(this.context, pagesRef);
     if (!(pagesRef instanceof PDFRef) || !pagesDict) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF page tree cannot be extended; sign without the audit page (certificate.enabled=false).');
     const size = this.structure.firstPageSize;
-    const page = size.width >= 200 && size.width <= 3000 && size.height >= 200 && size.height <= 3000 ? size : { width: 595.28, height: 841.89 };
+    // The document's page size when the audit layout fits on it (labels, values, margins), else A4.
+    const page = size.width >= MIN_AUDIT_PAGE.width && size.width <= 3000 && size.height >= MIN_AUDIT_PAGE.height && size.height <= 3000 ? size : { width: 595.28, height: 841.89 };
     const streams = auditPageContents(contents, page, this.fonts.show);
     const pages = pagesDict.clone(this.context);
     const kidsValue = pagesDict.get(PDFName.of('Kids'));

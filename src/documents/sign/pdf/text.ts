@@ -2,25 +2,42 @@ import { printable, printableWidth, type FontKey } from './fonts.js';
 
 /** Word wrapping by real glyph widths, and PDF text/date strings for dictionaries. */
 
-/** Greedy word wrap by glyph widths; words longer than a line are broken. */
+/**
+ * Greedy word wrap by glyph widths; words longer than a line are broken by code point (so a
+ * character outside the BMP is never split in two). Linear in the text and progressing by
+ * construction: every line holds at least one character, even when not even one fits the width
+ * (it then overflows rather than looping).
+ */
 export function wrapText(text: string, font: FontKey, size: number, maxWidth: number): string[] {
   const lines: string[] = [];
+  const spaceWidth = printableWidth(' ', font, size);
   let line = '';
-  const fits = (s: string) => printableWidth(s, font, size) <= maxWidth;
-  for (const word of printable(text, font).split(/ +/)) {
-    const candidate = line ? `${line} ${word}` : word;
-    if (fits(candidate)) { line = candidate; continue; }
-    if (line) lines.push(line);
+  let lineWidth = 0;
+  const flush = () => {
+    lines.push(line);
     line = '';
-    // Broken by code points, so a character outside the BMP is never split in two.
-    let rest = [...word];
-    while (!fits(rest.join(''))) {
-      let cut = rest.length - 1;
-      while (cut > 1 && !fits(rest.slice(0, cut).join(''))) cut--;
-      lines.push(rest.slice(0, cut).join(''));
-      rest = rest.slice(cut);
+    lineWidth = 0;
+  };
+  for (const word of printable(text, font).split(/ +/)) {
+    const chars = [...word];
+    const widths = chars.map((ch) => printableWidth(ch, font, size));
+    const wordWidth = widths.reduce((a, b) => a + b, 0);
+    if (line && lineWidth + spaceWidth + wordWidth <= maxWidth) {
+      line += ` ${word}`;
+      lineWidth += spaceWidth + wordWidth;
+      continue;
     }
-    line = rest.join('');
+    if (line) flush();
+    if (wordWidth <= maxWidth) {
+      line = word;
+      lineWidth = wordWidth;
+      continue;
+    }
+    for (let i = 0; i < chars.length; i++) {
+      if (line && lineWidth + widths[i]! > maxWidth) flush();
+      line += chars[i];
+      lineWidth += widths[i]!;
+    }
   }
   if (line || lines.length === 0) lines.push(line);
   return lines;

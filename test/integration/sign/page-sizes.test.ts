@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { PDFDocument } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
+import type { SignRequest } from '../../../src/documents/sign/types.js';
+import { createTestPki, pdfsig, type TestPki } from './pki.js';
+
+/**
+ * Signing with the audit page on any page size, 1 to 14 400 pt, portrait or landscape, with long
+ * words in every script: the layout always ends (a receipt-sized PDF once ended the process).
+ */
+let pki: TestPki;
+beforeAll(() => {
+  pki = createTestPki();
+});
+afterAll(() => pki?.cleanup());
+
+async function pdfOfSize(width: number, height: number): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  doc.addPage([width, height]);
+  return Buffer.from(await doc.save());
+}
+
+const request = (name: string, reason: string): SignRequest => ({
+  signer: { name, email: 'receipt@example.com' },
+  reason,
+  auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00Z', data: { note: reason } }],
+});
+
+describe('audit page on every page size', () => {
+  it.each([
+    [164, 400],
+    [200, 600],
+    [227, 800],
+    [1, 1],
+    [14_400, 14_400],
+  ])('a %i × %i pt page signs, with a valid signature', async (width, height) => {
+    const result = await signPdfReport(await pdfOfSize(width, height), request('Receipt Signer', 'Payment received'), pki.rsa);
+    expect(pdfsig(pki, result.document)[0]).toMatchObject({ valid: true, total: true });
+  });
+
+  it('property: any size and any text ends in a signed PDF', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 14_400 }),
+        fc.integer({ min: 1, max: 14_400 }),
+        fc.oneof(fc.string({ unit: 'grapheme', maxLength: 80 }), fc.constantFrom('مرحبا بالعالم', '中文文本', '👩‍👩‍👧‍👦', 'W'.repeat(10_000))),
+        async (width, height, text) => {
+          const result = await signPdfReport(await pdfOfSize(width, height), request(text.slice(0, 200) || 'x', text || 'reason'), pki.rsa);
+          expect(result.document.subarray(0, 5).toString()).toBe('%PDF-');
+        },
+      ),
+      { seed: 2026, numRuns: 25 },
+    );
+  }, 120_000);
+});
