@@ -75,6 +75,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
   installLimits(app, services.store, config.limits);
 
+  // Every operation takes JSON or multipart (see each schema); Fastify's built-in text/plain parser
+  // would hand a route a string it never expects. Without it, other types get 415 (error handler).
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ProblemSchema);
   app.addSchema(DocumentResultSchema);
   await app.register(swagger, openApiOptions(services.version));

@@ -27,9 +27,27 @@ export function documentResponses(formats: OutputFormat[], json: boolean) {
   return { 200: { description: 'The resulting document', content } };
 }
 
-/** The upload's base name with the new extension, e.g. "Contract v2.docx" → "Contract v2.pdf". */
+/** Longest file name we answer with, in UTF-8 bytes (the usual file-system limit). */
+const MAX_FILENAME_BYTES = 255;
+
+/**
+ * The upload's base name with the new extension, e.g. "Contract v2.docx" → "Contract v2.pdf",
+ * cut (by code point) so the whole name is at most 255 UTF-8 bytes.
+ */
 export function outputFilename(uploaded: string | undefined, format: OutputFormat, fallback = 'document'): string {
-  const base = path.basename(uploaded ?? '').replace(/\.[^.]+$/, '').trim() || fallback;
+  let base = path.basename(uploaded ?? '').replace(/\.[^.]+$/, '').trim() || fallback;
+  const room = MAX_FILENAME_BYTES - Buffer.byteLength(`.${format}`);
+  if (Buffer.byteLength(base) > room) {
+    let kept = '';
+    let bytes = 0;
+    for (const ch of base) {
+      const size = Buffer.byteLength(ch);
+      if (bytes + size > room) break;
+      kept += ch;
+      bytes += size;
+    }
+    base = kept.trim() || fallback;
+  }
   return `${base}.${format}`;
 }
 

@@ -1,0 +1,41 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outputFilename } from '../../../src/http/document-reply.js';
+import { issueTestKey } from '../../support/api-key.js';
+import { buildTestApp, type TestApp } from '../../support/test-app.js';
+
+/** Malformed requests get a 4xx problem, never a 500; answers stay readable whatever the upload's name. */
+let t: TestApp;
+let key: string;
+beforeAll(async () => {
+  t = await buildTestApp({ API_KEY_PEPPER: 'malformed-pepper-0123456789' });
+  key = await issueTestKey(t.app, 'malformed@example.com');
+});
+afterAll(async () => t?.app.close());
+
+describe('malformed requests', () => {
+  it.each(['/v1/verify', '/v1/annotate', '/v1/sign', '/v1/convert'])('%s with Content-Type text/plain (or an unknown type) → 415 problem', async (url) => {
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-unknown']) {
+      const res = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': type }, payload: 'hello' });
+      expect(res.statusCode, `${url} ${type}`).toBe(415);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
+  });
+});
+
+describe('outputFilename', () => {
+  it('keeps names at most 255 UTF-8 bytes, cut between code points, extension kept', () => {
+    expect(outputFilename('a'.repeat(1_000_000) + '.docx', 'pdf')).toBe('a'.repeat(251) + '.pdf');
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 600 }), fc.constantFrom('pdf', 'docx') as fc.Arbitrary<'pdf' | 'docx'>, (name, format) => {
+        const out = outputFilename(`${name}.docx`, format);
+        expect(Buffer.byteLength(out)).toBeLessThanOrEqual(255);
+        expect(out.endsWith(`.${format}`)).toBe(true);
+        expect(out).not.toContain('\uFFFD');
+        expect(Buffer.from(out).toString('utf8')).toBe(out);
+      }),
+      { seed: 9, numRuns: 300 },
+    );
+  });
+});
