@@ -13,7 +13,7 @@ import { installMetrics } from './http/metrics.js';
 import { ProblemSchema } from './http/problem.js';
 import { requestIdFrom } from './http/request-id.js';
 import { openApiOptions } from './http/openapi.js';
-import { rememberUploadedFile } from './http/multipart.js';
+import { installMultipartChecks, rememberUploadedFile } from './http/multipart.js';
 import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
@@ -85,9 +85,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
     onFile: rememberUploadedFile,
-    limits: { fileSize: config.limits.maxFileBytes, files: 10, fields: 40, fieldSize: config.limits.maxJsonBytes, parts: 60 },
+    // Text fields are small by design (JSON options); documents and images travel as file parts.
+    limits: { fileSize: config.limits.maxFileBytes, files: 10, fields: 20, fieldSize: config.limits.maxFieldBytes, parts: 30 },
     throwFileSizeLimit: true,
   });
+  installMultipartChecks(app, config.limits.maxFieldBytes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   await app.register(metricsRoutes(services));

@@ -32,6 +32,8 @@ export interface Config {
     concurrencyPerKey: number;
     maxFileBytes: number;
     maxJsonBytes: number;
+    /** Largest multipart text field (JSON options, signer, fields…); files have maxFileBytes. */
+    maxFieldBytes: number;
     requestTimeoutMs: number;
   };
   workers: { threads: number; maxQueue: number; taskTimeoutMs: number };
@@ -185,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrencyPerKey: readInt(env, 'CONCURRENCY_PER_KEY', 10, 1, 10_000),
       maxFileBytes: readInt(env, 'MAX_FILE_BYTES', 25 * 1024 * 1024, 1024),
       maxJsonBytes: readInt(env, 'MAX_JSON_BYTES', 40 * 1024 * 1024, 1024),
+      maxFieldBytes: readInt(env, 'MULTIPART_FIELD_MAX_BYTES', 4 * 1024 * 1024, 1024),
       requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000),
     },
     workers: {

@@ -1,5 +1,5 @@
 import type { MultipartFile } from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 
 export interface UploadedFile {
@@ -42,4 +42,32 @@ export function jsonField<T>(value: string | undefined, field: string): T | unde
   } catch {
     throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" is not valid JSON.`, { details: [{ field: `body.${field}`, issue: 'must be a JSON string' }] });
   }
+}
+
+/** The fields a route's multipart body schema declares, when it declares them. */
+function declaredFields(request: FastifyRequest): Set<string> | undefined {
+  const schema = request.routeOptions.schema as { body?: { content?: Record<string, { schema?: { properties?: object } }> } } | undefined;
+  const properties = schema?.body?.content?.['multipart/form-data']?.schema?.properties;
+  return properties ? new Set(Object.keys(properties)) : undefined;
+}
+
+/**
+ * After @fastify/multipart has read the body: fields the route does not declare are refused (400),
+ * and a text field that reached MULTIPART_FIELD_MAX_BYTES (busboy cuts it there silently) is 413,
+ * never a silently shortened value.
+ */
+export function installMultipartChecks(app: FastifyInstance, maxFieldBytes: number): void {
+  app.addHook('preValidation', async (request) => {
+    if (!request.isMultipart() || !request.body || typeof request.body !== 'object') return;
+    const declared = declaredFields(request);
+    for (const [name, value] of Object.entries(request.body as Record<string, unknown>)) {
+      if (declared && !declared.has(name)) {
+        throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${name}" is not part of this operation.`, { details: [{ field: `body.${name}`, issue: 'unknown field' }] });
+      }
+      const isFile = request.uploadedFiles?.[name] !== undefined;
+      if (!isFile && typeof value === 'string' && Buffer.byteLength(value) >= maxFieldBytes) {
+        throw new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart field "${name}" is larger than ${maxFieldBytes} bytes (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
+      }
+    }
+  });
 }

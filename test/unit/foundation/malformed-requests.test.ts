@@ -24,6 +24,41 @@ describe('malformed requests', () => {
   });
 });
 
+async function multipartPost(url: string, fields: Record<string, string>) {
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from('%PDF-1.4\n')], { type: 'application/pdf' }), 'a.pdf');
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  const request = new Request('http://localhost/', { method: 'POST', body: form });
+  const payload = Buffer.from(await request.arrayBuffer());
+  return t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': request.headers.get('content-type')! }, payload });
+}
+
+describe('multipart bodies are bounded', () => {
+  it('a field the operation does not declare is refused (400), however small', async () => {
+    for (const url of ['/v1/verify', '/v1/sign', '/v1/annotate']) {
+      const res = await multipartPost(url, { notAField: 'x' });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unknown field' }] });
+    }
+  });
+
+  it('a declared text field past MULTIPART_FIELD_MAX_BYTES is 413, not silently cut', async () => {
+    const small = await buildTestApp({ API_KEY_PEPPER: 'malformed-pepper-0123456789', MULTIPART_FIELD_MAX_BYTES: '2048' });
+    try {
+      const smallKey = await issueTestKey(small.app, 'small@example.com');
+      const form = new FormData();
+      form.append('file', new Blob([Buffer.from('%PDF-1.4\n')], { type: 'application/pdf' }), 'a.pdf');
+      form.append('signer', JSON.stringify({ name: 'x'.repeat(5000), email: 'a@example.com' }));
+      const request = new Request('http://localhost/', { method: 'POST', body: form });
+      const res = await small.app.inject({ method: 'POST', url: '/v1/sign', headers: { authorization: `Bearer ${smallKey}`, 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) });
+      expect(res.statusCode).toBe(413);
+      expect(res.json().detail).toMatch(/"signer" is larger than 2048 bytes/);
+    } finally {
+      await small.app.close();
+    }
+  });
+});
+
 describe('outputFilename', () => {
   it('keeps names at most 255 UTF-8 bytes, cut between code points, extension kept', () => {
     expect(outputFilename('a'.repeat(1_000_000) + '.docx', 'pdf')).toBe('a'.repeat(251) + '.pdf');
