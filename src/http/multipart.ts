@@ -52,7 +52,7 @@ function declaredFields(request: FastifyRequest): Set<string> | undefined {
 }
 
 /**
- * After @fastify/multipart has read the body: fields the route does not declare are refused (400),
+ * After @fastify/multipart has read the body: text fields the route does not declare are refused (400),
  * and a text field that reached MULTIPART_FIELD_MAX_BYTES (busboy cuts it there silently) is 413,
  * never a silently shortened value.
  */
@@ -61,10 +61,11 @@ export function installMultipartChecks(app: FastifyInstance, maxFieldBytes: numb
     if (!request.isMultipart() || !request.body || typeof request.body !== 'object') return;
     const declared = declaredFields(request);
     for (const [name, value] of Object.entries(request.body as Record<string, unknown>)) {
-      if (declared && !declared.has(name)) {
+      // File parts may be named freely (annotate's cid: images); the file limits bound them.
+      const isFile = request.uploadedFiles?.[name] !== undefined;
+      if (!isFile && declared && !declared.has(name)) {
         throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${name}" is not part of this operation.`, { details: [{ field: `body.${name}`, issue: 'unknown field' }] });
       }
-      const isFile = request.uploadedFiles?.[name] !== undefined;
       if (!isFile && typeof value === 'string' && Buffer.byteLength(value) >= maxFieldBytes) {
         throw new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart field "${name}" is larger than ${maxFieldBytes} bytes (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
       }
