@@ -1,186 +1,236 @@
 /**
- * DOCX→PDF throughput and latency, in one run on the same documents:
- *   (a) raw warm-UNO loop: N office processes driven directly, no pool (the physical limit)
- *   (b) cold spawn per document (libreoffice-convert: soffice --convert-to, fresh profile)
- *   (c) one warm office process, one job at a time
- *   (d) the HTTP API at concurrency 1, 2, 4, 8 (--url/--key), or the in-process OfficePool
+ * DOCX→PDF through POST /v1/convert against bare LibreOffice doing the bare job, measured in the
+ * same run on the same documents (never a timed test):
  *
- *   npx tsx bench/convert-docx.ts [--url http://127.0.0.1:PORT --key KEY] [--seconds 8] [--size N]
+ *   baseline  bench/support/bare-uno.py: a warm soffice driven over UNO with none of our code,
+ *             load read-only + export, N processes (N = --size, default 2); and, for reference,
+ *             cold `soffice --convert-to pdf` per document.
+ *   service   the real app in this process (buildApp, pool of N, HTTP on 127.0.0.1:0), one job at
+ *             a time per document and at concurrency 4 on the mix.
  *
- * Loopback only; every scenario is bounded in time; temp files live in a private dir.
+ * Rounds interleave baseline and service so both see the same machine load; ratios are computed
+ * per round and their median is printed, with the spread. The per-stage breakdown comes from the
+ * service's own Prometheus histogram (docproc_convert_stage_duration_seconds).
+ *
+ *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2]
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import libre from 'libreoffice-convert';
-import { OfficePool } from '../src/office/index.js';
-import { OfficeProcess } from '../src/office/office-process.js';
-import { probeJail } from '../src/office/jail.js';
+import type { FastifyInstance } from 'fastify';
+import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 
-const CORPUS = `${CORPUS_DIR}/docx`;
 const DOCUMENTS = [
-  { label: '1 page', file: 'pandoc-track_changes_insertion.docx' },
-  { label: '3 pages', file: 'superdoc-page-numbering-examples.docx' },
-  { label: '31 pages', file: 'docx4j-headers_footers.docx' },
+  { label: '1 page, no fields/changes', file: 'pandoc-tables.docx' },
+  { label: '4 pages: fields, change, comment, images', file: 'superdoc-advanced-text.docx' },
+  { label: '15 pages, PAGE in headers/footers', file: 'superdoc-h_f-normal-odd-even-firstpg.docx' },
 ];
+const SOFFICE = '/usr/lib/libreoffice/program/soffice';
 
 const { values: args } = parseArgs({
   options: {
-    url: { type: 'string' },
-    key: { type: 'string' },
-    seconds: { type: 'string', default: '8' },
-    size: { type: 'string', default: String(os.cpus().length) },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '10' },
+    'latency-rounds': { type: 'string', default: '5' },
+    size: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: '4' },
     'cold-docs': { type: 'string', default: '3' },
   },
 });
+const ROUNDS = Number(args.rounds);
 const SECONDS = Number(args.seconds);
+const LATENCY_ROUNDS = Number(args['latency-rounds']);
 const SIZE = Number(args.size);
+const CONCURRENCY = Number(args.concurrency);
 
-interface Result {
-  name: string;
-  docs: number;
-  seconds: number;
-  latencies: number[];
-  errors: number;
-}
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const fmt = (v: number, digits = 0) => v.toFixed(digits);
 
-const docsPerSecond = (r: Result) => r.docs / r.seconds;
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+/** One bare-uno.py process: JSON commands in, JSON answers out. */
+class BareOffice {
+  private readonly lines: AsyncIterator<string>;
+  private constructor(private readonly child: ChildProcess) {
+    this.lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  }
 
-/** Runs `concurrency` loops over the documents (round robin) until the time budget or `maxDocs` is spent. */
-async function measure(
-  name: string,
-  concurrency: number,
-  job: (doc: Buffer, docIndex: number, lane: number) => Promise<void>,
-  docs: Buffer[],
-  budget: { seconds: number; maxDocs?: number },
-): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  const deadline = started + budget.seconds * 1000;
-  const lane = async (laneIndex: number) => {
-    while (performance.now() < deadline && (budget.maxDocs === undefined || next < budget.maxDocs)) {
-      const docIndex = next++ % docs.length;
-      const t0 = performance.now();
-      try {
-        await job(docs[docIndex]!, docIndex, laneIndex);
-        latencies.push(performance.now() - t0);
-      } catch (err) {
-        errors++;
-        if (errors === 1) console.error(`  ${name}: ${(err as Error).message}`);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => lane(i)));
-  const result = { name, docs: latencies.length, seconds: (performance.now() - started) / 1000, latencies, errors };
-  console.log(format(result));
-  return result;
-}
+  static async start(workDir: string, inputs: string[]): Promise<BareOffice> {
+    const child = spawn('/usr/bin/python3', [path.join(import.meta.dirname, 'support', 'bare-uno.py'), SOFFICE, workDir, ...inputs], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workDir, TMPDIR: workDir },
+    });
+    const office = new BareOffice(child);
+    await office.next();
+    return office;
+  }
 
-function format(r: Result): string {
-  const ms = (v: number) => `${Math.round(v)} ms`.padStart(8);
-  return `${r.name.padEnd(44)} ${docsPerSecond(r).toFixed(2).padStart(7)} docs/s  p50 ${ms(percentile(r.latencies, 50))}  p95 ${ms(percentile(r.latencies, 95))}  (${r.docs} docs${r.errors ? `, ${r.errors} errors` : ''})`;
-}
+  async next<T>(): Promise<T> {
+    const line = await this.lines.next();
+    if (line.done) throw new Error('bare-uno.py exited');
+    return JSON.parse(line.value) as T;
+  }
 
-async function assertPdf(pdf: Buffer | Uint8Array): Promise<void> {
-  if (Buffer.from(pdf.subarray(0, 5)).toString('latin1') !== '%PDF-') throw new Error('not a PDF');
-}
+  async ask<T>(command: object): Promise<T> {
+    this.child.stdin!.write(`${JSON.stringify(command)}\n`);
+    return this.next<T>();
+  }
 
-/** Warm processes driven directly: the same bridge and UNO calls as the pool, no queue. */
-async function rawWarm(name: string, processes: number, docs: Buffer[], jail: boolean): Promise<Result> {
-  const offices = Array.from({ length: processes }, () => new OfficeProcess({ pythonPath: '/usr/bin/python3', sofficePath: '/usr/lib/libreoffice/program/soffice', startTimeoutMs: 60_000, jail }));
-  try {
-    await Promise.all(offices.map((o) => o.start()));
-    // One copy of each input per process, as the pool gives every job its own file (in the process's own job area).
-    const inputs = await Promise.all(offices.map((office, lane) => Promise.all(docs.map(async (doc, i) => {
-      const file = path.join(office.jobsDirectory!, `raw-${lane}-${i}.docx`);
-      await writeFile(file, doc);
-      return file;
-    }))));
-    // Warm-up: each process converts each document once.
-    await Promise.all(offices.map(async (office, lane) => {
-      for (const input of inputs[lane]!) await office.run({ op: 'convert', input, output: path.join(office.jobsDirectory!, `warm-${lane}.pdf`), trackedChanges: 'markup' }, 120_000);
-    }));
-    return await measure(name, processes, async (_doc, docIndex, lane) => {
-      const output = path.join(offices[lane]!.jobsDirectory!, `raw-out-${lane}.pdf`);
-      const result = await offices[lane]!.run({ op: 'convert', input: inputs[lane]![docIndex]!, output, trackedChanges: 'markup' }, 120_000);
-      if (!result.ok) throw new Error(result.message);
-      await assertPdf(await readFile(output));
-    }, docs, { seconds: SECONDS });
-  } finally {
-    await Promise.all(offices.map((o) => o.kill()));
+  async stop(): Promise<void> {
+    this.child.stdin!.end();
+    await new Promise((resolve) => this.child.once('exit', resolve));
   }
 }
 
-function coldConvert(doc: Buffer, tmpdir: string): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    libre.convertWithOptions(doc, '.pdf', undefined, { fileName: 'input.docx', tmpOptions: { tmpdir } }, (err, data) => (err ? reject(err) : resolve(data))),
-  );
+/** Cold reference: a fresh `soffice --convert-to pdf` (own profile) per document. */
+async function coldConvert(input: string, workDir: string): Promise<number> {
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(SOFFICE, [`-env:UserInstallation=file://${workDir}/cold-profile`, '--headless', '--convert-to', 'pdf', '--outdir', path.join(workDir, 'cold'), input], {
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workDir, TMPDIR: workDir },
+    });
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`soffice exited with ${code}`))));
+  });
+  return performance.now() - t0;
 }
 
-async function viaHttp(url: string, key: string, doc: Buffer): Promise<void> {
+interface Service {
+  app: FastifyInstance;
+  url: string;
+  key: string;
+}
+
+async function startService(): Promise<Service> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(SIZE), WORKER_THREADS: '1', PORT: '0' });
+  const app = await buildApp(config);
+  const key = generateApiKey();
+  await app.services.store.putApiKey(hashApiKey(key, config.pepper), { email: 'bench@example.com', createdAt: new Date().toISOString() });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return { app, url: `http://127.0.0.1:${address.port}`, key };
+}
+
+async function convertViaHttp(service: Service, doc: Buffer): Promise<void> {
   const form = new FormData();
   form.append('file', new Blob([doc], { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }), 'input.docx');
-  const response = await fetch(new URL('/v1/convert?from=docx&to=pdf', url), { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
-  if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
-  await assertPdf(new Uint8Array(await response.arrayBuffer()));
+  const response = await fetch(`${service.url}/v1/convert?from=docx&to=pdf`, { method: 'POST', headers: { authorization: `Bearer ${service.key}` }, body: form });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (!response.ok || body.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`HTTP ${response.status}: ${body.subarray(0, 200).toString()}`);
+}
+
+/** Sum and count per stage of the service's stage histogram (empty when the service has none). */
+async function stageTotals(service: Service): Promise<Map<string, { sum: number; count: number }>> {
+  const totals = new Map<string, { sum: number; count: number }>();
+  const metric = service.app.services.metrics.registry.getSingleMetric('docproc_convert_stage_duration_seconds');
+  if (!metric) return totals;
+  for (const value of (await metric.get()).values as { labels: Record<string, string | number>; value: number; metricName?: string }[]) {
+    const stage = String(value.labels.stage);
+    const entry = totals.get(stage) ?? { sum: 0, count: 0 };
+    if (value.metricName?.endsWith('_sum')) entry.sum = value.value;
+    else if (value.metricName?.endsWith('_count')) entry.count = value.value;
+    else continue;
+    totals.set(stage, entry);
+  }
+  return totals;
 }
 
 async function main(): Promise<void> {
-  if (args.url && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(args.url)) throw new Error('--url must be a loopback address');
-  if (args.url && !args.key) throw new Error('--url needs --key');
-  const docs = await Promise.all(DOCUMENTS.map((d) => readFile(path.join(CORPUS, d.file))));
-  const workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bench-office-'));
-  console.log(`Documents: ${DOCUMENTS.map((d) => `${d.file} (${d.label})`).join(', ')}`);
-  console.log(`Office processes: ${SIZE}; ${SECONDS} s per warm scenario; CPUs: ${os.cpus().length}\n`);
+  const docs = await Promise.all(DOCUMENTS.map((d) => readFile(path.join(CORPUS_DIR, 'docx', d.file))));
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bench-convert-'));
+  const bare: BareOffice[] = [];
+  let service: Service | undefined;
   try {
-    const jailed = probeJail().available;
-    const raw = await rawWarm(`(a) raw warm UNO, ${SIZE} processes${jailed ? ', jailed' : ''}`, SIZE, docs, jailed);
-    const unjailed = jailed ? await rawWarm(`(a') raw warm UNO, ${SIZE} processes, no jail`, SIZE, docs, false) : undefined;
-    const cold = await measure('(b) cold soffice per document (libreoffice-convert)', 1, async (doc) => assertPdf(await coldConvert(doc, workDir)), docs, {
-      seconds: 120,
-      maxDocs: Number(args['cold-docs']),
-    });
-    const single = await rawWarm('(c) one warm process, one job at a time', 1, docs, jailed);
+    const inputs = await Promise.all(docs.map(async (doc, i) => {
+      const file = path.join(workDir, `doc-${i}.docx`);
+      await writeFile(file, doc);
+      return file;
+    }));
+    console.log(`Documents: ${DOCUMENTS.map((d) => `${d.file} (${d.label})`).join('; ')}`);
+    console.log(`Pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
-    const service: Result[] = [];
-    let pool: OfficePool | undefined;
-    let label: string;
-    let run: (doc: Buffer) => Promise<void>;
-    if (args.url) {
-      label = 'HTTP';
-      run = (doc) => viaHttp(args.url!, args.key!, doc);
-    } else {
-      console.log('\n(no --url given: measuring the OfficePool in-process instead of the HTTP API)');
-      label = 'in-process pool';
-      pool = new OfficePool({ size: SIZE });
-      await pool.start();
-      for (const doc of docs) await pool.convertToPdf(doc);
-      run = async (doc) => assertPdf(await pool!.convertToPdf(doc));
-    }
-    try {
-      for (const concurrency of [1, 2, 4, 8]) service.push(await measure(`(d) ${label}, concurrency ${concurrency}`, concurrency, run, docs, { seconds: SECONDS }));
-    } finally {
-      await pool?.close();
+    const cold = [];
+    for (let i = 0; i < Number(args['cold-docs']); i++) cold.push(await coldConvert(inputs[i % inputs.length]!, workDir));
+    console.log(`cold soffice --convert-to pdf, one document: median ${fmt(median(cold))} ms (${cold.map((c) => fmt(c)).join(', ')})`);
+
+    for (let i = 0; i < SIZE; i++) bare.push(await BareOffice.start(await mkdtemp(path.join(workDir, 'bare-')), inputs));
+    service = await startService();
+    for (const doc of docs) for (let i = 0; i < SIZE; i++) await convertViaHttp(service, doc); // warm every pool process
+
+    const throughputRatios: number[] = [];
+    const addedLatency: number[][] = docs.map(() => []);
+    const bareLatency: number[][] = docs.map(() => []);
+    const serviceLatency: number[][] = docs.map(() => []);
+    const stageMeans = new Map<string, number[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      // One at a time: bare (process 0) then service, per document.
+      const { latencies } = await bare[0]!.ask<{ latencies: number[][] }>({ op: 'latency', rounds: LATENCY_ROUNDS });
+      const before = await stageTotals(service);
+      const ours: number[][] = docs.map(() => []);
+      for (let r = 0; r < LATENCY_ROUNDS; r++) {
+        for (const [i, doc] of docs.entries()) {
+          const t0 = performance.now();
+          await convertViaHttp(service, doc);
+          ours[i]!.push(performance.now() - t0);
+        }
+      }
+      const after = await stageTotals(service);
+      for (const [stage, total] of after) {
+        const previous = before.get(stage) ?? { sum: 0, count: 0 };
+        const requests = LATENCY_ROUNDS * docs.length;
+        stageMeans.set(stage, [...(stageMeans.get(stage) ?? []), ((total.sum - previous.sum) * 1000) / requests]);
+      }
+      for (const i of docs.keys()) {
+        bareLatency[i]!.push(median(latencies[i]!));
+        serviceLatency[i]!.push(median(ours[i]!));
+        addedLatency[i]!.push(median(ours[i]!) - median(latencies[i]!));
+      }
+
+      // Throughput: SIZE bare processes in parallel, then the service at CONCURRENCY.
+      const loops = await Promise.all(bare.map((b) => b.ask<{ docs: number; seconds: number }>({ op: 'loop', seconds: SECONDS })));
+      const bareRate = loops.reduce((sum, l) => sum + l.docs / l.seconds, 0);
+      let next = 0;
+      let done = 0;
+      const started = performance.now();
+      const deadline = started + SECONDS * 1000;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < deadline) {
+          await convertViaHttp(service!, docs[next++ % docs.length]!);
+          done++;
+        }
+      }));
+      const serviceRate = done / ((performance.now() - started) / 1000);
+      throughputRatios.push(serviceRate / bareRate);
+      console.log(
+        `round ${round}: bare ${fmt(bareRate, 2)} docs/s, service ${fmt(serviceRate, 2)} docs/s (ratio ${fmt(serviceRate / bareRate, 2)}); ` +
+          `one at a time bare/service ms: ${docs.map((_, i) => `${fmt(median(latencies[i]!))}/${fmt(median(ours[i]!))}`).join(', ')}; load ${os.loadavg()[0]!.toFixed(2)}`,
+      );
     }
 
-    const atSize = service.find((r) => r.name.endsWith(`concurrency ${Math.max(SIZE, 1)}`)) ?? service.filter((r) => Number(r.name.split(' ').pop()) >= SIZE)[0]!;
-    const atFour = service.find((r) => r.name.endsWith('concurrency 4'))!;
-    const best = service.filter((r) => Number(r.name.split(' ').pop()) >= SIZE).reduce((a, b) => (docsPerSecond(b) > docsPerSecond(a) ? b : a));
-    console.log('\nRatios (docs/s):');
-    if (unjailed) console.log(`  (a) jailed / (a') no jail: ${(docsPerSecond(raw) / docsPerSecond(unjailed)).toFixed(2)} (the jail is set up once per process; target ~1.0)`);
-    console.log(`  ${label} @ concurrency ${atSize.name.split(' ').pop()} / (a) raw warm: ${(docsPerSecond(atSize) / docsPerSecond(raw)).toFixed(2)} (target >= 0.85); best at concurrency >= ${SIZE}: ${(docsPerSecond(best) / docsPerSecond(raw)).toFixed(2)}`);
-    console.log(`  ${label} @ concurrency 4 / (b) cold spawn: ${(docsPerSecond(atFour) / docsPerSecond(cold)).toFixed(1)}x (target >= 8x)`);
-    console.log(`  ${label} @ concurrency 4 / (c) one warm process: ${(docsPerSecond(atFour) / docsPerSecond(single)).toFixed(2)}x (target >= 1.7x)`);
+    console.log('\nOne at a time, median over rounds (ms): bare warm UNO / POST /v1/convert / added');
+    for (const [i, d] of DOCUMENTS.entries()) {
+      console.log(`  ${d.label.padEnd(42)} ${fmt(median(bareLatency[i]!)).padStart(5)} / ${fmt(median(serviceLatency[i]!)).padStart(5)} / ${fmt(median(addedLatency[i]!), 1).padStart(6)}`);
+    }
+    if (stageMeans.size) {
+      console.log('\nStages, mean ms per request over the one-at-a-time runs (median over rounds):');
+      for (const [stage, means] of stageMeans) console.log(`  ${stage.padEnd(12)} ${fmt(median(means), 1).padStart(7)}`);
+    }
+    const sorted = [...throughputRatios].sort((a, b) => a - b);
+    console.log(`\nRatios (median of ${ROUNDS} rounds; shared, noisy machine: min..max shown):`);
+    console.log(`  throughput, concurrency ${CONCURRENCY}, pool ${SIZE} / ${SIZE} bare warm-UNO processes: ${fmt(median(throughputRatios), 2)} (${fmt(sorted[0]!, 2)}..${fmt(sorted.at(-1)!, 2)}; target >= 0.9)`);
+    console.log(`  p50 added latency, ${DOCUMENTS[0]!.label}: ${fmt(median(addedLatency[0]!), 1)} ms (target <= 15 ms)`);
   } finally {
+    await Promise.all(bare.map((b) => b.stop()));
+    await service?.app.close();
     await rm(workDir, { recursive: true, force: true });
   }
 }
