@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { AppError, ErrorCode } from './errors/app-error.js';
 import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
+import type { ConversionStages } from './office/stages.js';
 import { OfficePool, type TrackedChangesMode } from './office/index.js';
 import { decideJail, probeJail } from './office/jail.js';
 import { convertDocxToPdf } from './documents/docx-pdf/index.js';
@@ -45,6 +46,8 @@ export interface Services {
 
 export interface RenderOptions {
   trackedChanges: TrackedChangesMode;
+  /** Stages measured before rendering (e.g. receive); the rest are added and all are recorded as metrics. */
+  stages?: ConversionStages;
 }
 
 export interface SigningSetup {
@@ -117,7 +120,10 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     office,
     assertCanRenderPdf,
     async renderPdf(docx, options) {
-      return convertDocxToPdf(assertCanRenderPdf(), docx, options);
+      const stages: ConversionStages = { ...options.stages };
+      const pdf = await convertDocxToPdf(assertCanRenderPdf(), docx, { trackedChanges: options.trackedChanges, stages });
+      metrics.observeConversion(stages);
+      return pdf;
     },
     async readiness() {
       const stats = workers.stats;

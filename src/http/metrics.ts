@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { OfficePool } from '../office/index.js';
+import type { ConversionStages } from '../office/stages.js';
 
 /** Prometheus metrics; one registry per app so several apps in one process (tests) stay apart. */
 export class Metrics {
@@ -19,8 +20,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly conversionStages = new Histogram({
+    name: 'docproc_convert_stage_duration_seconds',
+    help: 'Time of each stage of a successful DOCX→PDF conversion: receive (upload and multipart), guards (ZIP checks, scrub), changes (accept/reject), queue, write, load, refresh, export, read',
+    labelNames: ['stage'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'docproc_' });
+  }
+
+  observeConversion(stages: ConversionStages) {
+    for (const [stage, ms] of Object.entries(stages)) if (ms !== undefined) this.conversionStages.observe({ stage }, ms / 1000);
   }
 
   /** Office pool gauges (read at scrape time), conversion latency by outcome, restarts by reason. */

@@ -5,6 +5,26 @@
  */
 export type TrackedChangesMode = 'markup' | 'accept' | 'reject';
 
+/**
+ * What a document needs from LibreOffice beyond load and export, as read from the package in Node.
+ * A document needing nothing is loaded read-only and exported straight away.
+ */
+export interface DocumentWork {
+  /** Fields LibreOffice must recompute (PAGEREF, REF, SEQ, DATE, …). */
+  fields: boolean;
+  /** Tables of contents, indexes, tables of figures. */
+  indexes: boolean;
+}
+
+/** Milliseconds spent in each stage inside the bridge (absent stages did not run). */
+export interface OfficeStages {
+  load?: number;
+  /** LibreOffice's own accept/reject dispatch (only when a caller asks the pool for it directly). */
+  officeChanges?: number;
+  refresh?: number;
+  export?: number;
+}
+
 export interface ConvertRequest {
   id: number;
   op: 'convert';
@@ -13,6 +33,8 @@ export interface ConvertRequest {
   trackedChanges: TrackedChangesMode;
   /** LibreOffice import filter name; the bridge defaults to "MS Word 2007 XML". */
   loadFilter?: string;
+  /** Absent: the bridge refreshes fields and indexes on a read-write load (the safe default). */
+  work?: DocumentWork;
 }
 
 export interface ReadyMessage {
@@ -23,7 +45,7 @@ export interface ReadyMessage {
 export type FailureKind = 'load' | 'export' | 'office';
 
 export type ResultMessage =
-  | { type: 'result'; id: number; ok: true; rss: number }
+  | { type: 'result'; id: number; ok: true; rss: number; stages?: OfficeStages }
   | { type: 'result'; id: number; ok: false; kind: FailureKind; message: string };
 
 export type BridgeMessage = ReadyMessage | ResultMessage;

@@ -3,7 +3,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
-import type { FailureKind, TrackedChangesMode } from './bridge-protocol.js';
+import type { DocumentWork, FailureKind, TrackedChangesMode } from './bridge-protocol.js';
+import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
 import { OfficeCrashError, OfficeProcess, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
 
@@ -48,6 +49,10 @@ export interface ConvertToPdfOptions {
   inputExtension?: string;
   /** Deadline for this job, overriding the pool's timeoutMs. */
   timeoutMs?: number;
+  /** What the document needs besides load and export (absent: refresh fields and indexes). */
+  work?: DocumentWork;
+  /** Filled in with the time of queue, write, load, refresh, export and read. */
+  stages?: ConversionStages;
 }
 
 export type JobOutcome = 'ok' | 'timeout' | 'crash' | 'unprocessable' | 'failed' | 'busy';
@@ -210,6 +215,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     const enqueuedAt = Date.now();
     const slot = await this.acquire(enqueuedAt);
     const queuedMs = Date.now() - enqueuedAt;
+    if (options.stages) options.stages.queue = queuedMs;
     const startedAt = Date.now();
     let outcome: JobOutcome = 'failed';
     let jobDir: string | undefined;
@@ -272,11 +278,11 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const inputPath = path.join(jobDir, `input.${options.inputExtension ?? 'docx'}`);
     const outputPath = path.join(jobDir, 'output.pdf');
-    await writeFile(inputPath, input, { mode: 0o600 });
+    await timed(options.stages, 'write', () => writeFile(inputPath, input, { mode: 0o600 }));
     let result;
     try {
       result = await office.run(
-        { op: 'convert', input: inputPath, output: outputPath, trackedChanges: options.trackedChanges ?? 'markup', loadFilter: options.loadFilter },
+        { op: 'convert', input: inputPath, output: outputPath, trackedChanges: options.trackedChanges ?? 'markup', loadFilter: options.loadFilter, work: options.work },
         timeoutMs,
       );
     } catch (err) {
@@ -298,7 +304,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     slot.jobsDone++;
     if (slot.jobsDone >= this.maxJobsPerProcess) this.replace(slot, office, 'max-jobs');
     else if (result.rss > this.maxRssBytes) this.replace(slot, office, 'max-rss');
-    const pdf = await readFile(outputPath).catch(() => undefined);
+    if (options.stages) Object.assign(options.stages, result.stages);
+    const pdf = await timed(options.stages, 'read', () => readFile(outputPath).catch(() => undefined));
     // LibreOffice's word is not enough: the output must exist and be a PDF.
     if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
       throw conversionFailed();

@@ -6,10 +6,11 @@ It starts soffice with a private profile and a private UNO pipe, connects to it,
 jobs from Node over stdin/stdout as JSON lines:
 
   <- {"id": 1, "op": "convert", "input": "/tmp/job/in.docx", "output": "/tmp/job/out.pdf",
-      "trackedChanges": "markup" | "accept" | "reject"}
+      "trackedChanges": "markup" | "accept" | "reject",
+      "work": {"fields": bool, "indexes": bool}}     (absent: refresh everything)
   <- {"id": 2, "op": "ping"}
   -> {"type": "ready", "officePid": 123}
-  -> {"type": "result", "id": 1, "ok": true, "rss": 123456}
+  -> {"type": "result", "id": 1, "ok": true, "rss": 123456, "stages": {"load": ms, "refresh": ms, "export": ms}}
   -> {"type": "result", "id": 1, "ok": false, "kind": "load" | "export" | "office", "message": "..."}
 
 stdout carries nothing but these lines; soffice's own output goes to stderr. When stdin
@@ -220,32 +221,47 @@ def update_index(document, index):
             undo.undo()
 
 
-def update_fields_and_indexes(document):
+def update_fields_and_indexes(document, fields=True, indexes=True):
     """Bring fields and indexes up to date. Indexes are updated again after a field refresh and
     a layout pass so the page numbers in a TOC are those of the final layout."""
-    indexes = document.getDocumentIndexes()
-    for i in range(indexes.getCount()):
-        update_index(document, indexes.getByIndex(i))
-    document.getTextFields().refresh()
-    document.refresh()
-    for i in range(indexes.getCount()):
-        update_index(document, indexes.getByIndex(i))
-    document.getTextFields().refresh()
+    all_indexes = document.getDocumentIndexes() if indexes else None
+    count = all_indexes.getCount() if all_indexes is not None else 0
+    for i in range(count):
+        update_index(document, all_indexes.getByIndex(i))
+    if fields:
+        document.getTextFields().refresh()
+    if count:
+        document.refresh()
+        for i in range(count):
+            update_index(document, all_indexes.getByIndex(i))
+    if fields:
+        document.getTextFields().refresh()
+
+
+def needs_editing(job, work):
+    return job.get("trackedChanges", "markup") != "markup" or work.get("fields", True) or work.get("indexes", True)
 
 
 def convert(ctx, desktop, job):
+    """Converts job["input"] to PDF; returns the time of each stage in ms. job["work"] says what the
+    document needs (Node read the package): without indexes, layout fields or changes to apply it
+    is loaded read-only and exported straight away. Without "work" everything is done (safe default)."""
+    work = job.get("work") or {}
+    editing = needs_editing(job, work)
+    stages = {}
     load_props = (
         prop("Hidden", True),
-        # Not ReadOnly: accepting/rejecting tracked changes and updating indexes edit the loaded
-        # copy, which LibreOffice refuses on a read-only document. The copy is never stored back:
-        # only storeToURL to a new PDF file is used.
-        prop("ReadOnly", False),
+        # Accepting/rejecting tracked changes and updating indexes edit the loaded copy, which
+        # LibreOffice refuses on a read-only document. The copy is never stored back: only
+        # storeToURL to a new PDF file is used.
+        prop("ReadOnly", not editing),
         prop("MacroExecutionMode", 0),  # NEVER_EXECUTE
         prop("UpdateDocMode", 0),  # NO_UPDATE: no link/OLE refresh on load
         prop("FilterName", job.get("loadFilter") or LOAD_FILTER),
         prop("RepairPackage", False),
         prop("Silent", True),
     )
+    started = time.perf_counter()
     try:
         document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["input"]), "_blank", 0, load_props)
     except (IOException, IllegalArgumentException) as err:  # the filter refused the file
@@ -255,17 +271,31 @@ def convert(ctx, desktop, job):
             document.close(True)
         raise JobFailure("load", "LibreOffice could not open the file as a text document")
     try:
-        apply_tracked_changes(ctx, document, job.get("trackedChanges", "markup"))
-        update_fields_and_indexes(document)
+        stages["load"] = lap(started)
+        if job.get("trackedChanges", "markup") != "markup":
+            started = time.perf_counter()
+            apply_tracked_changes(ctx, document, job["trackedChanges"])
+            stages["officeChanges"] = lap(started)
+        if work.get("fields", True) or work.get("indexes", True):
+            started = time.perf_counter()
+            update_fields_and_indexes(document, work.get("fields", True), work.get("indexes", True))
+            stages["refresh"] = lap(started)
+        started = time.perf_counter()
         try:
             document.storeToURL(uno.systemPathToFileUrl(job["output"]), (prop("FilterName", PDF_FILTER),))
         except IOException as err:
             raise JobFailure("export", str(err))
+        stages["export"] = lap(started)
     finally:
         try:
             document.close(True)
         except Exception:
             pass
+    return stages
+
+
+def lap(started):
+    return round((time.perf_counter() - started) * 1000, 3)
 
 
 def office_alive(desktop):
@@ -298,9 +328,8 @@ def main():
     while True:
         job = jobs.get()
         try:
-            if job.get("op") == "convert":
-                convert(ctx, desktop, job)
-            send({"type": "result", "id": job["id"], "ok": True, "rss": office_rss(process.pid)})
+            stages = convert(ctx, desktop, job) if job.get("op") == "convert" else {}
+            send({"type": "result", "id": job["id"], "ok": True, "rss": office_rss(process.pid), "stages": stages})
         except JobFailure as failure:
             if not office_alive(desktop):
                 send({"type": "result", "id": job["id"], "ok": False, "kind": "office", "message": str(failure)})

@@ -116,6 +116,12 @@ const mayHoldDoctype = (bytes: Uint8Array): boolean =>
 /** Scrubs a DOCX (see the module comment). Returns the input itself when nothing needed removing. */
 export function scrubExternalReferences(docx: Buffer): ScrubResult {
   const pkg = OpcPackage.open(docx, { tolerant: true });
+  const removed = scrubPackage(pkg);
+  return removed ? { docx: pkg.write(), removed } : { docx, removed: 0 };
+}
+
+/** The same on a package already open (opened with `tolerant`), in place; returns the references removed. */
+export function scrubPackage(pkg: OpcPackage): number {
   let removed = 0;
   for (const part of pkg.partNames()) {
     const bytes = pkg.bytes(part);
@@ -146,5 +152,5 @@ export function scrubExternalReferences(docx: Buffer): ScrubResult {
       }
     }
   }
-  return removed ? { docx: pkg.write(), removed } : { docx, removed: 0 };
+  return removed;
 }

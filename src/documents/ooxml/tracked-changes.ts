@@ -66,7 +66,7 @@ export function resolveTrackedChanges(pkg: OpcPackage, mode: ResolveMode): Resol
     if (!bytes) continue;
     const text = decodeXmlBytes(bytes);
     if (!REVISION_HINT.test(text)) continue;
-    const doc = parseXmlPart(text, part);
+    const doc = parseXmlPart(protectLineSeparators(text), part);
     const changes = resolveInDocument(doc, mode);
     if (changes > 0) {
       pkg.setText(part, serializeXml(doc));
@@ -76,6 +76,13 @@ export function resolveTrackedChanges(pkg: OpcPackage, mode: ResolveMode): Resol
   }
   return result;
 }
+
+/**
+ * xmldom turns U+0085 and U+2028 into line feeds while parsing (XML 1.1 end-of-line handling, not
+ * XML 1.0's), which would change the text of every part rewritten here. As character references they
+ * survive. (CDATA, where references are not expanded, does not occur in WordprocessingML.)
+ */
+export const protectLineSeparators = (xml: string): string => xml.replace(/[\u0085\u2028]/gu, (c) => `&#x${c.charCodeAt(0).toString(16)};`);
 
 /** Does any WordprocessingML part of the package hold a tracked change? (cheap: a text scan.) */
 export function hasTrackedChanges(pkg: OpcPackage): boolean {

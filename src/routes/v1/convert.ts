@@ -73,7 +73,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
 
         let output: Buffer;
         if (from === 'docx') {
-          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup' });
+          // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
+          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup', stages: { receive: reply.elapsedTime } });
         } else {
           const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(MARKUP_TASKS[from], {
             source: file.data,
