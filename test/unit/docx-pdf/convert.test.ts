@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { convertDocxToPdf, type PdfConverter } from '../../../src/documents/docx-pdf/index.js';
 import type { ConvertToPdfOptions } from '../../../src/office/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
+import { OpcPackage } from '../../../src/documents/ooxml/package.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
 const DOCX = readFileSync(`${CORPUS_DIR}/docx/pandoc-track_changes_insertion.docx`);
@@ -25,19 +26,40 @@ async function errorOf(promise: Promise<unknown>): Promise<AppError> {
 }
 
 describe('convertDocxToPdf', () => {
-  it('passes a DOCX to the converter with the Word filter and markup by default', async () => {
+  it('passes a DOCX unchanged to the converter with the Word filter, markup, and nothing to refresh', async () => {
     const { calls, converter } = recordingConverter();
     const pdf = await convertDocxToPdf(converter, DOCX);
     expect(pdf.toString()).toBe('%PDF-1.7 fake');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.input).toBe(DOCX);
-    expect(calls[0]!.options).toEqual({ trackedChanges: 'markup', loadFilter: 'MS Word 2007 XML', inputExtension: 'docx' });
+    expect(calls[0]!.options).toEqual({ trackedChanges: 'markup', loadFilter: 'MS Word 2007 XML', inputExtension: 'docx', work: { fields: false, indexes: false }, stages: undefined });
   });
 
-  it('forwards the tracked-changes mode', async () => {
-    const { calls, converter } = recordingConverter();
-    await convertDocxToPdf(converter, DOCX, { trackedChanges: 'reject' });
-    expect(calls[0]!.options?.trackedChanges).toBe('reject');
+  it('resolves accept/reject in the OOXML: LibreOffice gets a document without revisions, in markup mode', async () => {
+    for (const mode of ['accept', 'reject'] as const) {
+      const { calls, converter } = recordingConverter();
+      const stages = {};
+      await convertDocxToPdf(converter, DOCX, { trackedChanges: mode, stages });
+      expect(calls[0]!.options?.trackedChanges).toBe('markup');
+      const xml = OpcPackage.open(calls[0]!.input).text('/word/document.xml');
+      expect(xml).not.toMatch(/<w:(ins|del)\b/);
+      expect(xml).toContain(mode === 'accept' ? 'exciting' : 'insertions');
+      if (mode === 'reject') expect(xml).not.toContain('exciting');
+      expect(Object.keys(stages).sort()).toEqual(['changes', 'guards']);
+    }
+  });
+
+  it('tells the bridge about layout fields and indexes', async () => {
+    const cases = [
+      ['docx4j-toc.docx', { fields: true, indexes: true }],
+      ['pandoc-cross_reference.docx', { fields: true, indexes: false }],
+      ['superdoc-page-numbering-examples.docx', { fields: false, indexes: false }],
+    ] as const;
+    for (const [name, work] of cases) {
+      const { calls, converter } = recordingConverter();
+      await convertDocxToPdf(converter, readFileSync(`${CORPUS_DIR}/docx/${name}`));
+      expect(calls[0]!.options?.work, name).toEqual(work);
+    }
   });
 
   it('refuses a non-DOCX before it reaches LibreOffice', async () => {
