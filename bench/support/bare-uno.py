@@ -8,6 +8,7 @@ document read-only and exports it to PDF, in a loop.
 
 Protocol (JSON lines): after one warm-up conversion of every input it prints {"ready": true}.
 Each line it then reads is a command:
+  {"op": "one", "input": i}        -> {"ms": ms}                              (one conversion)
   {"op": "latency", "rounds": N}   -> {"latencies": [[ms, ...] per input]}  (one at a time)
   {"op": "loop", "seconds": S}     -> {"docs": n, "seconds": s}             (round robin)
 EOF on stdin ends it (soffice is terminated).
@@ -69,7 +70,11 @@ def main():
         print(json.dumps({"ready": True}), flush=True)
         for line in sys.stdin:
             command = json.loads(line)
-            if command["op"] == "latency":
+            if command["op"] == "one":
+                t0 = time.perf_counter()
+                convert(desktop, inputs[command["input"]], target)
+                print(json.dumps({"ms": (time.perf_counter() - t0) * 1000}), flush=True)
+            elif command["op"] == "latency":
                 latencies = [[] for _ in inputs]
                 for _ in range(command["rounds"]):
                     for i, source in enumerate(inputs):
