@@ -1,13 +1,13 @@
 import { createHash, sign as cryptoSign, type KeyObject, type X509Certificate } from 'node:crypto';
-import {
-  children, contextTag, integer, nullValue, objectIdentifier, octetString, readNode, sequence, set, sortedSetContent, tlv,
-  type Der,
-} from './der.js';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
 
 /**
  * CMS SignedData for PAdES baseline B-B/B-T (ETSI EN 319 142-1): detached over the PDF
  * ByteRange, SHA-256, signed attributes content-type, message-digest and ESS
  * signing-certificate-v2 (no signing-time: PAdES puts the time in the signature dictionary).
+ * The structures are pkijs/asn1js types (the ones verify reads); node:crypto makes the
+ * signature value. SET OF elements are put in DER order here, since asn1js keeps the given order.
  */
 export const OID = {
   data: '1.2.840.113549.1.7.1',
@@ -28,57 +28,116 @@ export interface CmsSigner {
   chain: X509Certificate[];
 }
 
-interface IssuerAndSerial {
-  issuer: Der;
-  serial: Der;
+const der = (value: { toBER(): ArrayBuffer }): Buffer => Buffer.from(value.toBER());
+
+function parseBer(bytes: Uint8Array, what: string): asn1js.AsnType {
+  const asn1 = asn1js.fromBER(bytes);
+  if (asn1.offset === -1) throw new Error(`${what} is not valid BER`);
+  return asn1.result;
 }
 
-/** Issuer Name and serialNumber INTEGER, as raw DER, from a certificate's TBSCertificate. */
-export function issuerAndSerial(certificate: X509Certificate): IssuerAndSerial {
-  const tbs = children(readNode(certificate.raw))[0];
-  const fields = children(tbs);
-  const start = fields[0].tag === 0xa0 ? 1 : 0; // skip the explicit [0] version
-  return { serial: fields[start].raw, issuer: fields[start + 2].raw };
+/**
+ * A certificate for the SignedData certificate set whose schema is its own parsed encoding, so
+ * it is written back byte for byte (pkijs would rebuild it from its fields on every signature).
+ */
+class EncodedCertificate extends pkijs.Certificate {
+  constructor(private readonly encoded: asn1js.AsnType, schema: asn1js.AsnType) {
+    super({ schema });
+  }
+
+  override toSchema(): asn1js.Sequence {
+    return this.encoded as asn1js.Sequence;
+  }
 }
 
-const algorithm = (oid: string, withNull: boolean) =>
-  withNull ? sequence(objectIdentifier(oid), nullValue()) : sequence(objectIdentifier(oid));
+interface ParsedCertificate {
+  certificate: EncodedCertificate;
+  der: Buffer;
+  /** The ESS signing-certificate-v2 attribute naming this certificate (the same for every signature). */
+  signingCertificate?: pkijs.Attribute;
+}
 
-const attribute = (oid: string, ...values: Der[]) => sequence(objectIdentifier(oid), set(...values));
+/** Parsing with pkijs costs about a millisecond per certificate: an identity's few are parsed once. */
+const parsedCertificates = new Map<string, ParsedCertificate>();
 
-function signingCertificateV2(certificate: X509Certificate, ids: IssuerAndSerial): Der {
+function parsed(certificate: X509Certificate): ParsedCertificate {
+  const key = certificate.fingerprint256;
+  let entry = parsedCertificates.get(key);
+  if (!entry) {
+    const raw = Buffer.from(certificate.raw);
+    const encoded = parseBer(raw, 'a signing certificate');
+    if (!der(encoded).equals(raw)) throw new Error('a signing certificate is not DER-encoded');
+    entry = { certificate: new EncodedCertificate(encoded, parseBer(raw, 'a signing certificate')), der: raw };
+    if (parsedCertificates.size >= 64) parsedCertificates.clear();
+    parsedCertificates.set(key, entry);
+  }
+  return entry;
+}
+
+/** IssuerAndSerialNumber taken from the certificate itself (issuer Name bytes kept as they are). */
+export function issuerAndSerial(certificate: X509Certificate): pkijs.IssuerAndSerialNumber {
+  const { certificate: cert } = parsed(certificate);
+  return new pkijs.IssuerAndSerialNumber({ issuer: cert.issuer, serialNumber: cert.serialNumber });
+}
+
+const sha256Algorithm = () => new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 });
+
+/** SET OF in DER: elements sorted by their encodings (X.690 §11.6). */
+function derSorted<T extends { toSchema(): { toBER(): ArrayBuffer } }>(items: T[]): T[] {
+  return items.map((item) => ({ item, bytes: der(item.toSchema()) }))
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map(({ item }) => item);
+}
+
+function signingCertificateV2(certificate: X509Certificate): pkijs.Attribute {
+  const entry = parsed(certificate);
+  entry.signingCertificate ??= buildSigningCertificateV2(certificate);
+  return entry.signingCertificate;
+}
+
+function buildSigningCertificateV2(certificate: X509Certificate): pkijs.Attribute {
+  const ids = issuerAndSerial(certificate);
   const certHash = createHash('sha256').update(certificate.raw).digest();
-  // GeneralNames { directoryName [4] EXPLICIT Name }
-  const issuerSerial = sequence(sequence(contextTag(4, ids.issuer)), ids.serial);
-  // hashAlgorithm is omitted: SHA-256 is its DEFAULT, and DER forbids encoding a default.
-  const essCertIdV2 = sequence(octetString(certHash), issuerSerial);
-  return attribute(OID.signingCertificateV2, sequence(sequence(essCertIdV2)));
+  // ESSCertIDv2 without hashAlgorithm: SHA-256 is its DEFAULT, and DER forbids encoding a default.
+  // issuerSerial: GeneralNames { directoryName [4] EXPLICIT Name }, serialNumber.
+  const issuerSerial = new asn1js.Sequence({
+    value: [
+      new asn1js.Sequence({ value: [new pkijs.GeneralName({ type: 4, value: ids.issuer }).toSchema()] }),
+      ids.serialNumber,
+    ],
+  });
+  const essCertIdV2 = new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: certHash }), issuerSerial] });
+  const signingCertificate = new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [essCertIdV2] })] });
+  return new pkijs.Attribute({ type: OID.signingCertificateV2, values: [signingCertificate] });
 }
 
-export function signatureAlgorithmOf(key: KeyObject): { oid: string; withNull: boolean } {
-  if (key.asymmetricKeyType === 'rsa') return { oid: OID.rsaEncryption, withNull: true };
-  if (key.asymmetricKeyType === 'ec') return { oid: OID.ecdsaWithSha256, withNull: false };
+export function signatureAlgorithmOf(key: KeyObject): pkijs.AlgorithmIdentifier {
+  if (key.asymmetricKeyType === 'rsa') return new pkijs.AlgorithmIdentifier({ algorithmId: OID.rsaEncryption, algorithmParams: new asn1js.Null() });
+  if (key.asymmetricKeyType === 'ec') return new pkijs.AlgorithmIdentifier({ algorithmId: OID.ecdsaWithSha256 });
   throw new Error(`unsupported signing key type ${key.asymmetricKeyType}`);
 }
 
+/** The signed attributes, in DER order. */
 export interface SignedAttributes {
-  /** Elements of the SET OF Attribute, DER-sorted. */
-  content: Buffer;
+  attributes: pkijs.Attribute[];
 }
 
 export function buildSignedAttributes(contentDigest: Buffer, certificate: X509Certificate): SignedAttributes {
-  const ids = issuerAndSerial(certificate);
   const attributes = [
-    attribute(OID.contentType, objectIdentifier(OID.data)),
-    attribute(OID.messageDigest, octetString(contentDigest)),
-    signingCertificateV2(certificate, ids),
+    new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }),
+    new pkijs.Attribute({ type: OID.messageDigest, values: [new asn1js.OctetString({ valueHex: contentDigest })] }),
+    signingCertificateV2(certificate),
   ];
-  return { content: sortedSetContent(attributes) };
+  return { attributes: derSorted(attributes) };
 }
 
-/** The signature value over the DER SET OF signed attributes (tag 0x31, per RFC 5652 §5.4). */
+/** The DER the signature covers: the attributes as an explicit SET OF (tag 0x31, RFC 5652 §5.4). */
+export function signedAttributesDer(attributes: SignedAttributes): Buffer {
+  return der(new asn1js.Set({ value: attributes.attributes.map((a) => a.toSchema()) }));
+}
+
 export function signAttributes(attributes: SignedAttributes, privateKey: KeyObject): Buffer {
-  return cryptoSign('sha256', tlv(0x31, attributes.content), privateKey);
+  return cryptoSign('sha256', signedAttributesDer(attributes), privateKey);
 }
 
 export interface AssembleOptions {
@@ -90,37 +149,42 @@ export interface AssembleOptions {
 }
 
 export function assembleSignedData({ signer, attributes, signatureValue, timeStampToken }: AssembleOptions): Buffer {
-  const ids = issuerAndSerial(signer.certificate);
-  const sigAlg = signatureAlgorithmOf(signer.privateKey);
-  const unsigned = timeStampToken
-    ? [contextTag(1, sortedSetContent([attribute(OID.signatureTimeStampToken, timeStampToken)]))]
-    : [];
-  const signerInfo = sequence(
-    integer(1),
-    sequence(ids.issuer, ids.serial),
-    algorithm(OID.sha256, false),
-    contextTag(0, attributes.content),
-    algorithm(sigAlg.oid, sigAlg.withNull),
-    octetString(signatureValue),
-    ...unsigned,
-  );
-  const certificates = [signer.certificate, ...signer.chain].map((c) => Buffer.from(c.raw));
-  const signedData = sequence(
-    integer(1),
-    set(algorithm(OID.sha256, false)),
-    sequence(objectIdentifier(OID.data)),
-    contextTag(0, sortedSetContent(dedupe(certificates))),
-    set(signerInfo),
-  );
-  return sequence(objectIdentifier(OID.signedData), contextTag(0, signedData));
+  const unsignedAttrs = timeStampToken
+    ? new pkijs.SignedAndUnsignedAttributes({
+      type: 1,
+      attributes: [new pkijs.Attribute({ type: OID.signatureTimeStampToken, values: [parseBer(timeStampToken, 'the time-stamp token')] })],
+    })
+    : undefined;
+  const signerInfo = new pkijs.SignerInfo({
+    version: 1,
+    sid: issuerAndSerial(signer.certificate),
+    digestAlgorithm: sha256Algorithm(),
+    signedAttrs: new pkijs.SignedAndUnsignedAttributes({ type: 0, attributes: attributes.attributes }),
+    signatureAlgorithm: signatureAlgorithmOf(signer.privateKey),
+    signature: new asn1js.OctetString({ valueHex: signatureValue }),
+    ...(unsignedAttrs ? { unsignedAttrs } : {}),
+  });
+  const certificates = dedupe([signer.certificate, ...signer.chain]).map(parsed)
+    .sort((a, b) => Buffer.compare(a.der, b.der)) // SET OF in DER order
+    .map((entry) => entry.certificate);
+  const signedData = new pkijs.SignedData({
+    version: 1,
+    digestAlgorithms: [sha256Algorithm()],
+    encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: OID.data }),
+    certificates,
+    signerInfos: [signerInfo],
+  });
+  const contentInfo = new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) });
+  const cms = der(contentInfo.toSchema());
+  if (timeStampToken && !cms.includes(timeStampToken)) throw new Error('the time-stamp token did not survive re-encoding');
+  return cms;
 }
 
-function dedupe(items: Buffer[]): Buffer[] {
+function dedupe(certificates: X509Certificate[]): X509Certificate[] {
   const seen = new Set<string>();
-  return items.filter((b) => {
-    const key = createHash('sha256').update(b).digest('hex');
-    if (seen.has(key)) return false;
-    seen.add(key);
+  return certificates.filter((c) => {
+    if (seen.has(c.fingerprint256)) return false;
+    seen.add(c.fingerprint256);
     return true;
   });
 }

@@ -2,7 +2,8 @@ import { createPrivateKey, generateKeyPairSync, KeyObject, X509Certificate, rand
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import forge from 'node-forge';
+import { createCertificate, subjectKeyIdentifier } from './dev-certificate.js';
+import { readPkcs12, Pkcs12Error, type Pkcs12Contents } from './pkcs12/read.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 
 /**
@@ -88,41 +89,30 @@ export function assertCertificateCurrent(certificate: X509Certificate, at: Date)
 
 /** Parses a PKCS#12 (legacy RC2/3DES or PBES2/AES); throws 422 INVALID_CERTIFICATE when unreadable or the passphrase is wrong. */
 export function parsePkcs12(p12: Uint8Array, passphrase: string, isDevelopment = false): SigningIdentity {
-  let bags: forge.pkcs12.Bag[];
+  let contents: Pkcs12Contents;
   try {
-    const asn1 = forge.asn1.fromDer(forge.util.createBuffer(Buffer.from(p12).toString('binary')));
-    const pfx = forge.pkcs12.pkcs12FromAsn1(asn1, false, passphrase);
-    bags = pfx.safeContents.flatMap((sc) => sc.safeBags);
+    contents = readPkcs12(p12, passphrase);
   } catch (err) {
-    const text = String((err as Error).message ?? '');
-    if (/password|mac|decrypt/i.test(text)) {
+    if (err instanceof Pkcs12Error && err.problem === 'password') {
       throw invalidCertificate('The PKCS#12 could not be opened with this passphrase; check the passphrase.');
     }
+    if (err instanceof Pkcs12Error && err.problem === 'unsupported') throw invalidCertificate(`The PKCS#12 cannot be used: ${err.message}.`);
     throw invalidCertificate('The certificate file is not a readable PKCS#12 (.p12/.pfx) archive.');
   }
-  const keys = bags.filter((b) => b.type === forge.pki.oids.pkcs8ShroudedKeyBag || b.type === forge.pki.oids.keyBag);
-  const certs = bags.filter((b) => b.type === forge.pki.oids.certBag);
-  if (keys.length === 0) throw invalidCertificate('The PKCS#12 holds no private key.');
-  if (certs.length === 0) throw invalidCertificate('The PKCS#12 holds no certificate.');
-
-  const keyInfo = (bag: forge.pkcs12.Bag) => {
-    const asn1 = bag.key ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key)) : (bag as { asn1: forge.asn1.Asn1 }).asn1;
-    return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
-  };
-  const certDer = (bag: forge.pkcs12.Bag) => {
-    const asn1 = bag.cert ? forge.pki.certificateToAsn1(bag.cert) : (bag as { asn1: forge.asn1.Asn1 }).asn1;
-    return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
-  };
-  let privateKey: KeyObject;
+  if (contents.keys.length === 0) throw invalidCertificate('The PKCS#12 holds no private key.');
+  if (contents.certificates.length === 0) throw invalidCertificate('The PKCS#12 holds no certificate.');
+  let keys: KeyObject[];
   let certificates: X509Certificate[];
   try {
-    privateKey = createPrivateKey({ key: keyInfo(keys[0]), format: 'der', type: 'pkcs8' });
-    certificates = certs.map((b) => new X509Certificate(certDer(b)));
+    keys = contents.keys.map((der) => createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }));
+    certificates = contents.certificates.map((der) => new X509Certificate(der));
   } catch {
     throw invalidCertificate('The PKCS#12 key or certificates could not be decoded.');
   }
-  const leaf = certificates.find((c) => c.checkPrivateKey(privateKey));
-  if (!leaf) throw invalidCertificate('The PKCS#12 holds no certificate matching its private key.');
+  // The first key that has its certificate in the archive signs.
+  const pair = keys.map((key) => ({ key, leaf: certificates.find((c) => c.checkPrivateKey(key)) })).find((p) => p.leaf);
+  if (!pair?.leaf) throw invalidCertificate('The PKCS#12 holds no certificate matching its private key.');
+  const { key: privateKey, leaf } = pair;
   checkUsable(privateKey, leaf);
   return { privateKey, certificate: leaf, chain: orderChain(leaf, certificates.filter((c) => c !== leaf)), isDevelopment };
 }
@@ -156,61 +146,21 @@ interface StoredDevelopmentIdentity {
 
 const DEV_FILE = 'dev-signing-identity.json';
 
-interface DevCertificateSpec {
-  subject: forge.pki.CertificateField[];
-  issuer: forge.pki.CertificateField[];
-  publicKey: forge.pki.PublicKey;
-  signingKey: forge.pki.rsa.PrivateKey;
-  years: number;
-  extensions: object[];
-}
-
-function forgeCertificate(spec: DevCertificateSpec): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = spec.publicKey;
-  cert.serialNumber = '01' + randomBytes(15).toString('hex');
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + spec.years * 365 * 86_400_000);
-  cert.setSubject(spec.subject);
-  cert.setIssuer(spec.issuer);
-  cert.setExtensions(spec.extensions);
-  cert.sign(spec.signingKey, forge.md.sha256.create());
-  return cert;
-}
-
-/** Keys come from node's crypto (fast); node-forge only writes the two certificates. */
+/** Keys from node's crypto; the two certificates written by ./dev-certificate (pkijs). */
 function createDevelopmentIdentity(): StoredDevelopmentIdentity {
-  const rsa = () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const forgeKey = forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey;
-    return { pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
-  };
-  const caKey = rsa();
-  const leafKey = rsa();
-  const caName = [{ name: 'commonName', value: 'docproc Development CA (NOT FOR PRODUCTION)' }, { name: 'organizationName', value: 'docproc' }];
-  const leafName = [{ name: 'commonName', value: 'docproc development signing (NOT FOR PRODUCTION)' }, { name: 'organizationName', value: 'docproc' }];
-  const ca = forgeCertificate({
-    subject: caName, issuer: caName, publicKey: caKey.publicKey, signingKey: caKey.privateKey, years: 10,
-    extensions: [
-      { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-    ],
-  });
-  const leaf = forgeCertificate({
-    subject: leafName, issuer: caName, publicKey: leafKey.publicKey, signingKey: caKey.privateKey, years: 5,
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-      { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
-    ],
+  const caKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const leafKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const caName = { commonName: 'docproc Development CA (NOT FOR PRODUCTION)', organization: 'docproc' };
+  const leafName = { commonName: 'docproc development signing (NOT FOR PRODUCTION)', organization: 'docproc' };
+  const ca = createCertificate({ subject: caName, issuer: caName, publicKey: caKey.publicKey, signingKey: caKey.privateKey, years: 10, ca: true });
+  const leaf = createCertificate({
+    subject: leafName, issuer: caName, publicKey: leafKey.publicKey, signingKey: caKey.privateKey, years: 5, ca: false,
+    issuerKeyId: subjectKeyIdentifier(caKey.publicKey),
   });
   return {
-    caCertificatePem: forge.pki.certificateToPem(ca),
-    certificatePem: forge.pki.certificateToPem(leaf),
-    privateKeyPem: leafKey.pem,
+    caCertificatePem: new X509Certificate(ca).toString(),
+    certificatePem: new X509Certificate(leaf).toString(),
+    privateKeyPem: leafKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
 }
 

@@ -1,11 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
 import { OID } from './cms.js';
-import {
-  booleanValue, children, decodeInteger, decodeObjectIdentifier, integer, objectIdentifier, octetString, readNode, sequence,
-  type DerNode,
-} from './der.js';
 
 /**
  * RFC 3161 client for the PAdES B-T signature timestamp. The TSA URL is set by the
@@ -23,13 +21,20 @@ export interface TsaOptions {
 const tsaFailed = (why: string) =>
   new AppError(502, ErrorCode.SIGNING_ERROR, `The timestamp authority could not timestamp the signature (${why}); retry later.`);
 
+const TST_INFO = '1.2.840.113549.1.9.16.1.4';
+
+/** An RFC 3161 TimeStampReq (version 1, SHA-256 imprint, nonce, certReq true) in DER. */
 export function buildTimeStampRequest(messageHash: Buffer, nonce: Buffer): Buffer {
-  return sequence(
-    integer(1),
-    sequence(sequence(objectIdentifier(OID.sha256)), octetString(messageHash)),
-    integer(nonce),
-    booleanValue(true),
-  );
+  const request = new pkijs.TimeStampReq({
+    version: 1,
+    messageImprint: new pkijs.MessageImprint({
+      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 }),
+      hashedMessage: new asn1js.OctetString({ valueHex: messageHash }),
+    }),
+    nonce: asn1js.Integer.fromBigInt(BigInt('0x' + nonce.toString('hex'))),
+    certReq: true,
+  });
+  return Buffer.from(request.toSchema().toBER());
 }
 
 /** POSTs the request through the one outbound guard (scheme, address and size rules; no redirects). */
@@ -54,17 +59,19 @@ interface TstInfoCheck {
   nonce?: bigint;
 }
 
-/** TimeStampToken (ContentInfo/SignedData) → TSTInfo fields we must check. */
-function readTstInfo(token: DerNode): TstInfoCheck {
-  const [contentType, wrapped] = children(token);
-  if (decodeObjectIdentifier(contentType) !== OID.signedData) throw new Error('token is not SignedData');
-  const signedData = children(children(wrapped)[0]);
-  const encap = children(signedData[2]);
-  const eContent = readNode(children(encap[1])[0].content);
-  const fields = children(eContent);
-  const imprint = children(fields[2]);
-  const nonceField = fields.slice(5).find((f) => f.tag === 0x02);
-  return { hashedMessage: imprint[1].content, nonce: nonceField ? decodeInteger(nonceField) : undefined };
+const bigintOf = (value: asn1js.Integer): bigint => BigInt(value.toBigInt());
+
+/** TimeStampToken (ContentInfo/SignedData) → the TSTInfo fields we must check. */
+function readTstInfo(token: pkijs.ContentInfo): TstInfoCheck {
+  if (token.contentType !== OID.signedData) throw new Error('token is not SignedData');
+  const signedData = new pkijs.SignedData({ schema: token.content });
+  const encap = signedData.encapContentInfo;
+  if (encap.eContentType !== TST_INFO || !encap.eContent) throw new Error('token does not hold a TSTInfo');
+  const info = pkijs.TSTInfo.fromBER(encap.eContent.getValue());
+  return {
+    hashedMessage: Buffer.from(info.messageImprint.hashedMessage.getValue()),
+    nonce: info.nonce ? bigintOf(info.nonce) : undefined,
+  };
 }
 
 /** Returns the DER TimeStampToken over `signatureValue`, checked against our request. */
@@ -74,14 +81,18 @@ export async function requestTimestamp(signatureValue: Buffer, options: TsaOptio
   nonce[0] &= 0x7f;
   const reply = await post(options.url, buildTimeStampRequest(hash, nonce), options);
   try {
-    const [statusInfo, token] = children(readNode(reply));
-    const status = decodeInteger(children(statusInfo)[0]);
-    if (status !== 0n && status !== 1n) throw tsaFailed(`status ${status}`);
-    if (!token) throw tsaFailed('no token in the reply');
-    const info = readTstInfo(token);
+    const parsed = asn1js.fromBER(reply);
+    if (parsed.offset === -1) throw new Error('not BER');
+    const response = new pkijs.TimeStampResp({ schema: parsed.result });
+    const status = response.status.status;
+    if (status !== pkijs.PKIStatus.granted && status !== pkijs.PKIStatus.grantedWithMods) throw tsaFailed(`status ${status}`);
+    if (!response.timeStampToken) throw tsaFailed('no token in the reply');
+    const info = readTstInfo(response.timeStampToken);
     if (!info.hashedMessage.equals(hash)) throw tsaFailed('the token covers a different hash');
     if (info.nonce !== undefined && info.nonce !== BigInt('0x' + nonce.toString('hex'))) throw tsaFailed('nonce mismatch');
-    return Buffer.from(token.raw);
+    // The token goes into the signature exactly as the TSA encoded it (its second element).
+    const tokenBlock = (parsed.result as asn1js.Sequence).valueBlock.value[1];
+    return Buffer.from(tokenBlock.valueBeforeDecodeView);
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw tsaFailed('unreadable reply');

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeCertificate, fromPortable, loadSigningIdentity, toPortable } from '../../../src/documents/sign/identity.js';
 import { assertSignableRequest } from '../../../src/documents/sign/audit.js';
-import { integer, objectIdentifier, readNode, set, decodeObjectIdentifier, decodeInteger } from '../../../src/documents/sign/der.js';
 
 const base = mkdtempSync(path.join(tmpdir(), 'docproc-sign-unit-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -41,17 +40,6 @@ describe('development identity', () => {
 
   it('refuses an unreadable SIGNING_P12', async () => {
     await expect(loadSigningIdentity({ dataDir: base, signingP12: '!!not base64 nor a file!!' })).rejects.toThrow(/SIGNING_P12/);
-  });
-});
-
-describe('DER helpers', () => {
-  it('encodes OIDs and integers and sorts SET OF', () => {
-    const oid = objectIdentifier('1.2.840.113549.1.9.16.2.47');
-    expect(oid.toString('hex')).toBe('060b2a864886f70d010910022f');
-    expect(decodeObjectIdentifier(readNode(oid))).toBe('1.2.840.113549.1.9.16.2.47');
-    expect(integer(128).toString('hex')).toBe('02020080');
-    expect(decodeInteger(readNode(integer(Buffer.from('00ff', 'hex'))))).toBe(255n);
-    expect(set(Buffer.from('0403bbbbbb', 'hex'), Buffer.from('0401aa', 'hex')).toString('hex')).toBe('31080401aa0403bbbbbb');
   });
 });
 
