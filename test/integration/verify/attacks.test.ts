@@ -49,6 +49,7 @@ beforeAll(async () => {
   }
   targets.push({ name: 'test PKI, approval signature', pdf: TestPdf.base().sign({ cms: { signer: pki.signer } }).bytes });
   targets.push({ name: 'test PKI, certification P2', pdf: TestPdf.base().sign({ cms: { signer: pki.ecSigner }, docMdp: 2 }).bytes });
+  targets.push({ name: 'test PKI, Word-style hybrid file, approval signature', pdf: TestPdf.hybridBase().sign({ cms: { signer: pki.signer } }).bytes });
   for (const name of THIRD_PARTY) targets.push({ name, pdf: readFileSync(path.join(CORPUS_DIR, 'pdf-signed', name)) });
 }, 120_000);
 

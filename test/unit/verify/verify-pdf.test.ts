@@ -299,6 +299,69 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
   });
 });
 
+describe('verifyPdf: hybrid-reference files (ISO 32000-1 §7.5.8.4)', () => {
+  /** Appends a hybrid update: the table maps `tableObjects`, its hidden xref stream maps `streamPointers`. */
+  function hybridUpdate(pdf: TestPdf, tableObjects: Record<number, string>, streamPointers: Record<number, number>): Buffer {
+    const parts: string[] = [pdf.bytes.toString('latin1')];
+    const length = () => parts.reduce((n, p) => n + p.length, 0);
+    const offsets = new Map<number, number>();
+    for (const [num, body] of Object.entries(tableObjects)) {
+      offsets.set(Number(num), length());
+      parts.push(`${num} 0 obj\n${body}\nendobj\n`);
+    }
+    const streamNum = pdf.size + 10;
+    const rows = Object.entries(streamPointers).map(([num, at]) => [Number(num), at] as const);
+    const be = (v: number, w: number) => Array.from({ length: w }, (_, i) => String.fromCharCode(Math.floor(v / 256 ** (w - 1 - i)) % 256)).join('');
+    const data = rows.map(([, at]) => be(1, 1) + be(at, 4) + be(0, 2)).join('');
+    const streamAt = length();
+    parts.push(`${streamNum} 0 obj\n<< /Type /XRef /W [1 4 2] /Index [${rows.map(([n]) => `${n} 1`).join(' ')}] /Size ${streamNum + 1} /Length ${data.length} >>\nstream\n${data}\nendstream\nendobj\n`);
+    const xrefAt = length();
+    const prev = Number([...pdf.bytes.toString('latin1').matchAll(/startxref\s+(\d+)/g)].at(-1)![1]);
+    let xref = 'xref\n';
+    for (const [num, at] of [...offsets].sort((a, b) => a[0] - b[0])) xref += `${num} 1\n${String(at).padStart(10, '0')} 00000 n\r\n`;
+    parts.push(`${xref}trailer\n<< /Size ${streamNum + 1} /Root 1 0 R /Prev ${prev} /XRefStm ${streamAt} >>\nstartxref\n${xrefAt}\n%%EOF\n`);
+    return Buffer.from(parts.join(''), 'latin1');
+  }
+
+  it('a Word-style hybrid file (compressed objects free in the table, listed by /XRefStm) shows its fields', () => {
+    const report = verify(TestPdf.hybridBase().bytes);
+    expect(report.unsignedFields).toEqual(['Signature1', 'Signature2']);
+    expect(report.document.warnings).toEqual([]);
+    const signed = verify(TestPdf.hybridBase().sign({ cms: { signer } }).bytes);
+    expect(signed.signatures.map((s) => [s.field, s.indication, s.modificationsAfter])).toEqual([['Signature1', 'TOTAL_PASSED', 'none']]);
+  });
+
+  it('a certified PDF whose last trailer repeats the old /XRefStm is still signed (the table wins)', () => {
+    const pdf = TestPdf.hybridBase();
+    pdf.sign({ cms: { signer }, docMdp: 1, trailerExtra: `/XRefStm ${pdf.firstXrefStm}` });
+    const report = verify(pdf.bytes);
+    expect(report.reason).not.toMatch(/no signatures/);
+    expect(report.signatures).toHaveLength(1);
+    expect(report.signatures[0]).toMatchObject({ field: 'Signature1', kind: 'certification', docMdp: { permission: 1, respected: true }, indication: 'TOTAL_PASSED' });
+    expect(report.valid).toBe(true);
+  });
+
+  it('the table points the page content at "CONTRACT VOID", the /XRefStm at the original: forged', () => {
+    for (const pdf of [signedOnce(), TestPdf.hybridBase().sign({ cms: { signer } }), TestPdf.base().sign({ cms: { signer }, docMdp: 2 })]) {
+      const original = pdf.find('4 0 obj\n');
+      const text = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+      const forged = hybridUpdate(pdf, { 4: `<< /Length ${text.length} >>\nstream\n${text}\nendstream` }, { 4: original });
+      const report = verify(forged);
+      expect(report.valid).toBe(false);
+      expect(report.signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    }
+  });
+
+  it('an /XRefStm that only restates an unchanged object leaves the signature passing', () => {
+    const pdf = signedOnce();
+    const original = pdf.find('4 0 obj\n');
+    // The /XRefStm only restates object 4 as it was: nothing changed, so nothing is reported.
+    const restated = verify(hybridUpdate(pdf, {}, { 4: original }));
+    expect(restated.signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED' });
+    expect(['none', 'signatures']).toContain(restated.signatures[0]!.modificationsAfter);
+  });
+});
+
 describe('verifyPdf: damaged cross-reference chains', () => {
   /** Six signatures, each in its own revision, on fields Sig1..Sig6. */
   function sixSignatures(): TestPdf {

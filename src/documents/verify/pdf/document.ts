@@ -315,9 +315,11 @@ export class PdfView {
         parser.readKeyword();
         const table = new Map<number, XrefEntry>();
         const trailer = this.readXrefTable(parser, table);
-        for (const [num, entry] of table) if (!entries.has(num)) entries.set(num, entry);
         // ISO 32000-1 §7.5.8.4: in a hybrid section the table's entries come first; the /XRefStm
-        // only supplies objects the table lacks (it cannot override what the table says).
+        // only supplies objects the table lacks (it cannot override what the table says). Objects
+        // the table lists as free are, in hybrid files as Word writes them, the ones the /XRefStm
+        // holds in object streams: the table's free entries apply after it (as in qpdf and poppler).
+        for (const [num, entry] of table) if (entry.kind !== 'free' && !entries.has(num)) entries.set(num, entry);
         const hybrid = trailer.get('XRefStm');
         if (typeof hybrid === 'number' && hybrid >= 0 && hybrid < this.limit) {
           try {
@@ -326,6 +328,7 @@ export class PdfView {
             /* the table still stands */
           }
         }
+        for (const [num, entry] of table) if (entry.kind === 'free' && !entries.has(num)) entries.set(num, entry);
         return trailer;
       }
       return this.readXrefStream(parser, entries);
