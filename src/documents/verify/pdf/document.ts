@@ -127,6 +127,8 @@ export class PdfView {
   private decryptObject(value: PdfValue, num: number, gen: number, depth = 0): PdfValue {
     const decryptor = this.decryptor;
     if (!decryptor || num === this.encryptNum || depth > 64) return value;
+    // §7.6.1: cross-reference streams are not encrypted (they are read before decryption can start).
+    if (depth === 0 && value instanceof PdfStream && isName(value.dict.get('Type'), 'XRef')) return value;
     if (value instanceof PdfString) return new PdfString(decryptor.decryptString(value.bytes, num, gen), value.hex, value.start, value.end);
     if (Array.isArray(value)) return value.map((item) => this.decryptObject(item, num, gen, depth + 1));
     if (value instanceof PdfStream) {
