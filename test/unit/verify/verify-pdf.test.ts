@@ -388,8 +388,31 @@ describe('verifyPdf: damaged cross-reference chains', () => {
     expect(report.document.warnings.join(' ')).toMatch(/cross-reference chain is broken/);
   });
 
+  it.each([2, 4, 6])('a /Prev 0 in the update that made signature %i still finds all six, with a warning', (broken) => {
+    const pdf = TestPdf.base();
+    for (let i = 1; i <= 6; i++) {
+      const field = pdf.addSignatureField(`Sig${i}`);
+      if (i === broken) pdf.breakNextPrev(0);
+      pdf.sign({ cms: { signer }, fieldNum: field, fieldName: `Sig${i}` });
+    }
+    const report = verify(pdf.bytes);
+    expect(report.signatures.map((s) => s.field)).toEqual(['Sig1', 'Sig2', 'Sig3', 'Sig4', 'Sig5', 'Sig6']);
+    expect(report.signatures.every((s) => s.intact && s.cryptoValid)).toBe(true);
+    expect(report.signatures.every((s) => s.modificationsAfter === 'none' || s.modificationsAfter === 'signatures'), JSON.stringify(report.signatures.map((s) => [s.modificationsAfter, s.errors]))).toBe(true);
+    expect(report.document.warnings.join(' ')).toMatch(/cross-reference chain is broken/);
+  });
+
   it('a sound file has no structural warnings', () => {
     expect(verify(sixSignatures().bytes).document.warnings).toEqual([]);
+  });
+});
+
+describe('verifyPdf: /Encrypt that encrypts nothing', () => {
+  it.each([['/Encrypt null'], ['/Encrypt 99 0 R (a reference to no object, i.e. null)']])('%s is not encryption: the signature verifies', (extra) => {
+    const entry = extra.split(' (')[0]!;
+    const report = verify(TestPdf.base().sign({ cms: { signer }, trailerExtra: entry }).bytes);
+    expect(report.valid, report.reason).toBe(true);
+    expect(report.signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED', modificationsAfter: 'none' });
   });
 });
 
