@@ -282,6 +282,16 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
     expect(first(pdf)).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
   });
 
+  it('an object a signed page referenced before it existed, defined after signing, is a forbidden change', () => {
+    const text = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+    const prepared = TestPdf.base().update({ 3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [4 0 R 50 0 R] /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R] >>' });
+    const signed = prepared.sign({ cms: { signer } });
+    expect(first(signed)).toMatchObject({ indication: 'TOTAL_PASSED' });
+    signed.update({ 50: `<< /Length ${text.length} >>\nstream\n${text}\nendstream` });
+    expect(first(signed)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(first(signed).errors.join(' ')).toMatch(/object 50, referenced by signed object 3 but absent when it was signed/);
+  });
+
   it('an embedded file added to the name tree after signing stays a forbidden change', () => {
     const pdf = signedOnce();
     const spec = pdf.size;

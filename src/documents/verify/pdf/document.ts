@@ -196,7 +196,25 @@ export class PdfView {
     }
   }
 
+  /** The decoded bytes of object stream `streamNum` as this view sees it (undefined when unreadable). */
+  objectStreamData(streamNum: number): Uint8Array | undefined {
+    try {
+      return this.objectStream(streamNum)?.data;
+    } catch {
+      return undefined;
+    }
+  }
+
   private loadCompressed(streamNum: number, index: number, num: number): PdfValue | undefined {
+    const objStm = this.objectStream(streamNum);
+    if (!objStm) return undefined;
+    void index;
+    const rel = objStm.offsets.get(num);
+    if (rel === undefined) return undefined;
+    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+  }
+
+  private objectStream(streamNum: number): { data: Uint8Array; offsets: Map<number, number>; first: number } | undefined {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
       const entry = this.entries.get(streamNum);
@@ -217,10 +235,7 @@ export class PdfView {
       objStm = { data, offsets, first };
       this.objectStreams.set(streamNum, objStm);
     }
-    void index;
-    const rel = objStm.offsets.get(num);
-    if (rel === undefined) return undefined;
-    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+    return objStm;
   }
 
   /** Offsets of "n g obj" found by scanning the bytes of this revision (later definitions win). */
