@@ -214,6 +214,20 @@ describe('verifyPdf: signers and algorithms as the other validators read them', 
     expect(sig.signer?.commonName).toBe('Test Signer');
   });
 
+  it('finds the signer by the RFC 5280 key identifier when its certificate has no SubjectKeyIdentifier extension', () => {
+    const bare = makeLeaf(root, { noSubjectKeyId: true, subject: '/CN=No SKI Signer/O=Docproc Tests' });
+    expect(/Subject Key Identifier/.test(bare.cert.toString())).toBe(false);
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer: bare, sidBySubjectKeyId: true } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_PASSED' });
+    expect(sig.signer?.commonName).toBe('No SKI Signer');
+  });
+
+  it('RSA-PSS with absent parameters is RFC 4055\'s SHA-1 default (verified, then refused as weak)', () => {
+    const content = (signed: Buffer) => buildCms(signed, { signer, scheme: 'pss', digest: 'sha1', pssDefaultParams: true });
+    const sig = passes(verify(TestPdf.base().sign({ cms: content }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE' });
+  });
+
   it.each([
     ['P-256', 'prime256v1', 'sha256'],
     ['brainpoolP256r1', 'brainpoolP256r1', 'sha256'],
