@@ -306,6 +306,38 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
     expect(first(signed).errors.join(' ')).toMatch(/object 50, referenced by signed object 3 but absent when it was signed/);
   });
 
+  it('DSS with VRI and a document time-stamp after a P1 certification: LTV updates, still passing', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 1 });
+    const sigNum = pdf.size - 1;
+    const [dss, vri, cert, crl] = [pdf.size, pdf.size + 1, pdf.size + 2, pdf.size + 3];
+    pdf.update({
+      [cert]: `<< /Length ${signer.der.length} >>\nstream\n${signer.der.toString('latin1')}\nendstream`,
+      [crl]: '<< /Length 4 >>\nstream\n0000\nendstream',
+      [vri]: `<< /0123456789ABCDEF0123456789ABCDEF01234567 << /Type /VRI /Cert [${cert} 0 R] /CRL [${crl} 0 R] /TU (D:20240102000000Z) >> >>`,
+      [dss]: `<< /Type /DSS /Certs [${cert} 0 R] /CRLs [${crl} 0 R] /VRI ${vri} 0 R >>`,
+      1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> /DSS ${dss} 0 R /Extensions << /ESIC << /BaseVersion /1.7 /ExtensionLevel 5 >> >> >>`,
+    });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    pdf.sign({ fieldNum: 9, type: 'DocTimeStamp', subFilter: 'ETSI.RFC3161', cms: { signer } });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    // An approval signature is not an LTV update: P1 forbids it.
+    const approved = TestPdf.base().sign({ cms: { signer }, docMdp: 1 }).sign({ fieldNum: 9, cms: { signer } });
+    expect(first(approved)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_FAILED', docMdp: { permission: 1, respected: false } });
+  });
+
+  it('a new signature field with its widget after a P2 certification is a signature change; a new text field is not', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 2 });
+    const field = pdf.addSignatureField('Witness');
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    pdf.sign({ fieldNum: field, fieldName: 'Witness', cms: { signer } });
+    const report = verify(pdf.bytes);
+    expect(report.signatures.map((s) => [s.field, s.modificationsAfter, s.indication])).toEqual([['Signature1', 'signatures', 'TOTAL_PASSED'], ['Witness', 'none', 'TOTAL_PASSED']]);
+    const text = TestPdf.base().sign({ cms: { signer }, docMdp: 2 });
+    const n = text.size;
+    text.update({ [n]: '<< /FT /Tx /T (Injected) /V (CONTRACT VOID) /Type /Annot /Subtype /Widget /Rect [72 400 500 440] /P 3 0 R >>', 5: `<< /Fields [7 0 R 8 0 R 9 0 R ${n} 0 R] /SigFlags 3 >>` });
+    expect(first(text)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
   it('an embedded file added to the name tree after signing stays a forbidden change', () => {
     const pdf = signedOnce();
     const spec = pdf.size;
