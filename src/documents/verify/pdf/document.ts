@@ -1,5 +1,5 @@
 import { EncryptionError, firstId, openStandardSecurity, streamIsInTheClear, type Decryptor } from './encryption.js';
-import { decodeStream } from './filters.js';
+import { DecodeBudget, decodeStream } from './filters.js';
 import { PdfDict, PdfRef, PdfStream, PdfString, asArray, asDict, asNumber, isName, type PdfValue } from './objects.js';
 import { PdfParser, PdfSyntaxError, indexOf, lastIndexOf } from './parser.js';
 
@@ -41,9 +41,14 @@ export class PdfView {
   private decryptor?: Decryptor;
   private encryptNum?: number;
 
+  /**
+   * @param budget decoded-stream allowance; pass one budget to every view of the same file so the
+   *   whole verification stays bounded.
+   */
   constructor(
     readonly data: Uint8Array,
     readonly limit: number,
+    private readonly budget = new DecodeBudget(),
   ) {
     const chain = this.readChain();
     if (chain) {
@@ -221,7 +226,7 @@ export class PdfView {
       if (entry?.kind !== 'offset') return undefined;
       const stream = this.parseAt(entry.offset, streamNum);
       if (!(stream instanceof PdfStream) || !isName(stream.dict.get('Type'), 'ObjStm')) return undefined;
-      const data = decodeStream(stream);
+      const data = decodeStream(stream, this.budget);
       const n = asNumber(stream.dict.get('N')) ?? 0;
       const first = asNumber(stream.dict.get('First')) ?? 0;
       const header = new PdfParser(data, 0, false, Math.min(first, data.length));
@@ -390,7 +395,7 @@ export class PdfView {
     if (widths.length < 3 || widths.some((w) => w < 0 || w > 8)) throw new PdfSyntaxError('bad /W in xref stream');
     const size = asNumber(dict.get('Size')) ?? 0;
     const index = (asArray(dict.get('Index')) ?? [0, size]).map((v) => asNumber(v) ?? -1);
-    const data = decodeStream(value);
+    const data = decodeStream(value, this.budget);
     const rowLength = widths[0]! + widths[1]! + widths[2]!;
     if (rowLength === 0) throw new PdfSyntaxError('empty xref rows');
     let pos = 0;
