@@ -196,6 +196,15 @@ describe('verifyPdf: is not fooled', () => {
     expect(later.signatures[0]).toMatchObject({ trusted: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
   });
 
+  it('a certificate already expired at the claimed signing time is TOTAL_FAILED/EXPIRED; one expired since is OUT_OF_BOUNDS_NO_POE', () => {
+    const expired = makeLeaf(root, { expired: true, subject: '/CN=Expired Signer/O=Docproc Tests' });
+    const after = verify(TestPdf.base().sign({ cms: { signer: expired, signingTime: new Date('2010-01-01') } }).bytes).signatures[0]!;
+    expect(after).toMatchObject({ intact: true, cryptoValid: true, certificateValidAtSigningTime: false, indication: 'TOTAL_FAILED', subIndication: 'EXPIRED' });
+    expect(after.errors.join(' ')).toMatch(/had expired .* at the claimed signing time/);
+    const during = verify(TestPdf.base().sign({ cms: { signer: expired, signingTime: new Date('2001-06-01') } }).bytes).signatures[0]!;
+    expect(during).toMatchObject({ certificateValidAtSigningTime: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
+  });
+
   it('reports a document with only empty signature fields as not signed', () => {
     const report = verify(TestPdf.base().bytes);
     expect(report).toMatchObject({ valid: false, signer: null, signers: [], document: { signatureCount: 0 } });
