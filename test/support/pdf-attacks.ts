@@ -583,3 +583,57 @@ export function forgedSignature(variant: (typeof FORGERY_VARIANTS)[number]): Att
 }
 
 export const ALL_ATTACKS: Attack[] = [...ATTACKS, ...FORGERY_VARIANTS.map(forgedSignature)];
+
+/**
+ * Shadow attacks whose victim document is prepared by the attacker before it is signed (Mainka et
+ * al.: the signer signs a document holding hidden material): `prepare` runs on the unsigned PDF,
+ * the victim signs it, `apply` runs on the signed result.
+ */
+export interface PreparedAttack {
+  family: string;
+  name: string;
+  prepare(unsigned: Buffer, reader: QpdfReader): Buffer;
+  apply(signed: Buffer, reader: QpdfReader): Buffer;
+}
+
+/** Object number far above anything the signing step allocates, left undefined until after signing. */
+const SHADOW_NUM = 90_000;
+
+export const PREPARED_ATTACKS: PreparedAttack[] = [
+  {
+    family: 'shadow attack: hide-and-replace',
+    name: 'page /Contents references an object that does not exist when signed; it is defined after signing',
+    prepare(unsigned, reader) {
+      const facts = reader.facts(unsigned);
+      const page = reader.show(unsigned, facts.firstPage);
+      const contents = [...facts.contents.map((n) => `${n} 0 R`), `${SHADOW_NUM} 0 R`].join(' ');
+      return appendRevision(unsigned, reader, { objects: new Map([[facts.firstPage, withKey(page, 'Contents', `[${contents}]`)]]) });
+    },
+    apply(signed, reader) {
+      return appendRevision(signed, reader, { objects: new Map([[SHADOW_NUM, voidStream()]]) });
+    },
+  },
+  {
+    family: 'shadow attack: replace',
+    name: 'a font the page names but the document lacks when signed is defined after signing',
+    prepare(unsigned, reader) {
+      const facts = reader.facts(unsigned);
+      const page = reader.show(unsigned, facts.firstPage);
+      const fonts = /\/Font\s*<<([^>]*)>>/.exec(page)?.[1] ?? '';
+      return appendRevision(unsigned, reader, { objects: new Map([[facts.firstPage, withKey(page, 'Resources', `<< /Font << ${fonts} /F9 ${SHADOW_NUM} 0 R >> >>`)]]) });
+    },
+    apply(signed, reader) {
+      return appendRevision(signed, reader, { objects: new Map([[SHADOW_NUM, HELVETICA]]) });
+    },
+  },
+  {
+    family: 'shadow attack: replace',
+    name: 'the missing font is defined after signing inside an object stream',
+    prepare(unsigned, reader) {
+      return PREPARED_ATTACKS[1]!.prepare(unsigned, reader);
+    },
+    apply(signed, reader) {
+      return appendRevision(signed, reader, { flavour: 'objstm', objects: new Map([[SHADOW_NUM, HELVETICA]]) });
+    },
+  },
+];

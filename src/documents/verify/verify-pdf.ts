@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
 import { TrustStore } from './cms/certificates.js';
 import { PdfView, revisionEnds } from './pdf/document.js';
+import { DecodeBudget } from './pdf/filters.js';
 import { findSignatureFields, walkPageTree } from './pdf/structure.js';
 import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
@@ -12,12 +13,12 @@ import type { SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from
 export const DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024;
 const MAX_SIGNATURE_FIELDS = 200;
 
-function openFinal(data: Uint8Array): PdfView {
+function openFinal(data: Uint8Array, budget: DecodeBudget): PdfView {
   const header = Buffer.from(data.subarray(0, 1024)).indexOf('%PDF-');
   if (header < 0) throw invalidFile('The file is not a PDF (no %PDF- header); send a PDF document.');
   let view: PdfView;
   try {
-    view = new PdfView(data, data.length);
+    view = new PdfView(data, data.length, budget);
   } catch {
     throw invalidFile('The PDF is malformed beyond recovery (no readable cross-reference or catalog); re-save it and try again.');
   }
@@ -89,7 +90,8 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_PDF_BYTES;
   if (input.length > maxBytes) throw fileTooLarge(`The PDF is larger than ${Math.floor(maxBytes / 1024 / 1024)} MiB; send a smaller file.`);
   const data = input;
-  const final = openFinal(data);
+  const budget = new DecodeBudget();
+  const final = openFinal(data, budget);
   const revisions = revisionEnds(data);
   const views = new Map<number, PdfView | undefined>();
   const ctx: EvaluationContext = {
@@ -102,7 +104,7 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
       if (!views.has(end)) {
         let view: PdfView | undefined;
         try {
-          view = end === data.length ? final : new PdfView(data, end);
+          view = end === data.length ? final : new PdfView(data, end, budget);
         } catch {
           view = undefined;
         }

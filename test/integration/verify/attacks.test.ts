@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
-import { ALL_ATTACKS, QpdfReader, type Attack } from '../../support/pdf-attacks.js';
+import { ALL_ATTACKS, PREPARED_ATTACKS, QpdfReader, type Attack } from '../../support/pdf-attacks.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { signRoutesFor } from '../sign/route-signing.js';
@@ -35,13 +35,14 @@ const THIRD_PARTY = [
 let app: FastifyInstance;
 let reader: QpdfReader;
 let trustRoots: string[];
+let routes: Awaited<ReturnType<typeof signRoutesFor>>;
 const targets: Target[] = [];
 
 beforeAll(async () => {
   reader = new QpdfReader();
   const pki = makeTestPki();
   ({ app } = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: 'attacks-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000' }));
-  const routes = await signRoutesFor(app, 'attacks@example.com');
+  routes = await signRoutesFor(app, 'attacks@example.com');
   const chain = await routes.serviceChain();
   trustRoots = [pki.root.pem, chain[chain.length - 1]!];
   for (const name of ['signpdf-w3dummy.pdf', 'signpdf-formexample.pdf']) {
@@ -49,6 +50,7 @@ beforeAll(async () => {
   }
   targets.push({ name: 'test PKI, approval signature', pdf: TestPdf.base().sign({ cms: { signer: pki.signer } }).bytes });
   targets.push({ name: 'test PKI, certification P2', pdf: TestPdf.base().sign({ cms: { signer: pki.ecSigner }, docMdp: 2 }).bytes });
+  targets.push({ name: 'test PKI, Word-style hybrid file, approval signature', pdf: TestPdf.hybridBase().sign({ cms: { signer: pki.signer } }).bytes });
   for (const name of THIRD_PARTY) targets.push({ name, pdf: readFileSync(path.join(CORPUS_DIR, 'pdf-signed', name)) });
 }, 120_000);
 
@@ -108,6 +110,23 @@ describe('attack generators × signed PDFs: no forged file verifies', () => {
         } catch (err) {
           throw new Error(`${target.name}: ${(err as Error).message}`);
         }
+      }
+    });
+  }
+
+  for (const attack of PREPARED_ATTACKS) {
+    it(`${attack.family}: ${attack.name} (document prepared before POST /v1/sign)`, async () => {
+      for (const name of ['signpdf-w3dummy.pdf', 'signpdf-formexample.pdf']) {
+        const prepared = attack.prepare(readFileSync(path.join(CORPUS_DIR, 'pdf-unsigned', name)), reader);
+        const signed = await routes.sign(prepared);
+        const before = verify(signed);
+        expect(before.valid, `${name}: the prepared document signs and verifies (${before.reason})`).toBe(true);
+        const forged = attack.apply(signed, reader);
+        expectAgreementWithQpdf(reader, `${name} + ${attack.name}`, forged);
+        const after = verify(forged);
+        expect(after.valid, name).toBe(false);
+        expect(after.signatures[0], name).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+        expect(after.signatures[0]!.errors.join(' '), name).toMatch(/absent when it was signed/);
       }
     });
   }

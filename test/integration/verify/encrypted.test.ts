@@ -51,7 +51,9 @@ function encrypt(pdf: Buffer, userPassword: string, args: string[]): Buffer {
   const output = `${input}.enc.pdf`;
   writeFileSync(input, pdf);
   try {
-    execFileSync('qpdf', ['--allow-weak-crypto', '--object-streams=disable', '--encrypt', userPassword, 'owner-secret', ...args, '--', input, output], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const objectStreams = args.includes('objstm') ? 'generate' : 'disable';
+    const options = args.filter((a) => a !== 'objstm');
+    execFileSync('qpdf', ['--allow-weak-crypto', `--object-streams=${objectStreams}`, '--encrypt', userPassword, 'owner-secret', ...options, '--', input, output], { stdio: ['ignore', 'pipe', 'pipe'] });
     return readFileSync(output);
   } finally {
     rmSync(input, { force: true });
@@ -95,6 +97,9 @@ const VARIANTS: Array<[string, string[]]> = [
   ['RC4 128-bit (V2 R3)', ['128', '--use-aes=n']],
   ['AES-128 (V4 R4, AESV2)', ['128', '--use-aes=y']],
   ['AES-256 (V5 R6, AESV3)', ['256']],
+  ['AES-256 (V5 R5, the deprecated Extension Level 3 form)', ['256', '--force-R5']],
+  ['AES-128 with the objects in encrypted object streams', ['128', '--use-aes=y', 'objstm']],
+  ['RC4 40-bit with the objects in encrypted object streams', ['40', 'objstm']],
 ];
 
 describe('verify: encrypted PDFs with the empty user password', () => {

@@ -29,14 +29,22 @@ describe('the verifier reads PDFs as qpdf does', () => {
     expect(corpusFiles.length).toBeGreaterThanOrEqual(10);
   });
 
+  it('a Word-style hybrid file (objects in object streams free in the table, listed by /XRefStm) agrees', () => {
+    expectAgreementWithQpdf(reader, 'hybrid', TestPdf.hybridBase().bytes);
+    expect(reader.show(TestPdf.hybridBase().bytes, 5)).toMatch(/Fields/);
+  });
+
   it.each(corpusFiles)('%s: every revision agrees', (file) => {
     expectAgreementWithQpdf(reader, file, readFileSync(path.join(CORPUS_DIR, file)));
   });
 
   it('every generated attack file agrees, on a test-signed PDF and on a third-party signed PDF', () => {
     const { signer } = makeTestPki();
+    const certifiedHybrid = TestPdf.hybridBase();
+    certifiedHybrid.sign({ cms: { signer }, docMdp: 1, trailerExtra: `/XRefStm ${certifiedHybrid.firstXrefStm}` });
     const targets = [
       ['test-signed', TestPdf.base().sign({ cms: { signer } }).bytes],
+      ['Word-style hybrid, certified, last trailer repeating the old /XRefStm', certifiedHybrid.bytes],
       ['signpdf-signed-twice.pdf', readFileSync(path.join(CORPUS_DIR, 'pdf-signed', 'signpdf-signed-twice.pdf'))],
     ] as const;
     for (const [name, pdf] of targets) {

@@ -215,6 +215,32 @@ describe('POST /v1/verify: refusals', () => {
     expect(zip.json()).toMatchObject({ code: 'INVALID_FILE_FORMAT' });
   });
 
+  it('a PDF that needs a user password gets 422 ENCRYPTED_DOCUMENT in the error format; one with an empty user password is verified', async () => {
+    const plain = path.join(dir, 'plain.pdf');
+    writeFileSync(plain, TestPdf.base().bytes);
+    const encrypted = (user: string) => {
+      const out = path.join(dir, `enc-${user.length}.pdf`);
+      execFileSync('qpdf', ['--encrypt', user, 'owner-secret', '256', '--', plain, out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        return readFileSync(out);
+      } finally {
+        rmSync(out, { force: true });
+      }
+    };
+    for (const send of [(pdf: Buffer) => postJson({ document: { base64: pdf.toString('base64') } }), (pdf: Buffer) => postMultipart(pdf, 'locked.pdf', 'application/pdf')]) {
+      const res = await send(encrypted('user-secret'));
+      expect(res.statusCode).toBe(422);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ code: 'ENCRYPTED_DOCUMENT', status: 422 });
+      expect(res.json().detail ?? res.json().message ?? '').toMatch(/password/);
+      expect(JSON.stringify(res.json())).not.toMatch(/\n\s+at /);
+    }
+    const open = await postJson({ document: { base64: encrypted('').toString('base64') } });
+    expect(open.statusCode).toBe(200);
+    expect(open.json()).toMatchObject({ valid: false, unsignedFields: ['Signature1', 'Signature2'], document: { pages: 1 } });
+    rmSync(plain, { force: true });
+  });
+
   it('requires an API key (401) and a well-formed body (400)', async () => {
     const res = await postJson({ document: { base64: 'JVBERi0=' } }, {});
     expect(res.statusCode).toBe(401);

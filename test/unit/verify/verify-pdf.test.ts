@@ -196,6 +196,15 @@ describe('verifyPdf: is not fooled', () => {
     expect(later.signatures[0]).toMatchObject({ trusted: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
   });
 
+  it('a certificate already expired at the claimed signing time is TOTAL_FAILED/EXPIRED; one expired since is OUT_OF_BOUNDS_NO_POE', () => {
+    const expired = makeLeaf(root, { expired: true, subject: '/CN=Expired Signer/O=Docproc Tests' });
+    const after = verify(TestPdf.base().sign({ cms: { signer: expired, signingTime: new Date('2010-01-01') } }).bytes).signatures[0]!;
+    expect(after).toMatchObject({ intact: true, cryptoValid: true, certificateValidAtSigningTime: false, indication: 'TOTAL_FAILED', subIndication: 'EXPIRED' });
+    expect(after.errors.join(' ')).toMatch(/had expired .* at the claimed signing time/);
+    const during = verify(TestPdf.base().sign({ cms: { signer: expired, signingTime: new Date('2001-06-01') } }).bytes).signatures[0]!;
+    expect(during).toMatchObject({ certificateValidAtSigningTime: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
+  });
+
   it('reports a document with only empty signature fields as not signed', () => {
     const report = verify(TestPdf.base().bytes);
     expect(report).toMatchObject({ valid: false, signer: null, signers: [], document: { signatureCount: 0 } });
@@ -212,6 +221,20 @@ describe('verifyPdf: signers and algorithms as the other validators read them', 
     const sig = passes(verify(TestPdf.base().sign({ cms: { signer, sidBySubjectKeyId: true } }).bytes));
     expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_PASSED' });
     expect(sig.signer?.commonName).toBe('Test Signer');
+  });
+
+  it('finds the signer by the RFC 5280 key identifier when its certificate has no SubjectKeyIdentifier extension', () => {
+    const bare = makeLeaf(root, { noSubjectKeyId: true, subject: '/CN=No SKI Signer/O=Docproc Tests' });
+    expect(/Subject Key Identifier/.test(bare.cert.toString())).toBe(false);
+    const sig = passes(verify(TestPdf.base().sign({ cms: { signer: bare, sidBySubjectKeyId: true } }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_PASSED' });
+    expect(sig.signer?.commonName).toBe('No SKI Signer');
+  });
+
+  it('RSA-PSS with absent parameters is RFC 4055\'s SHA-1 default (verified, then refused as weak)', () => {
+    const content = (signed: Buffer) => buildCms(signed, { signer, scheme: 'pss', digest: 'sha1', pssDefaultParams: true });
+    const sig = passes(verify(TestPdf.base().sign({ cms: content }).bytes));
+    expect(sig).toMatchObject({ intact: true, cryptoValid: true, indication: 'INDETERMINATE', subIndication: 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE' });
   });
 
   it.each([
@@ -282,6 +305,48 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
     expect(first(pdf)).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
   });
 
+  it('an object a signed page referenced before it existed, defined after signing, is a forbidden change', () => {
+    const text = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+    const prepared = TestPdf.base().update({ 3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [4 0 R 50 0 R] /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R] >>' });
+    const signed = prepared.sign({ cms: { signer } });
+    expect(first(signed)).toMatchObject({ indication: 'TOTAL_PASSED' });
+    signed.update({ 50: `<< /Length ${text.length} >>\nstream\n${text}\nendstream` });
+    expect(first(signed)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(first(signed).errors.join(' ')).toMatch(/object 50, referenced by signed object 3 but absent when it was signed/);
+  });
+
+  it('DSS with VRI and a document time-stamp after a P1 certification: LTV updates, still passing', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 1 });
+    const sigNum = pdf.size - 1;
+    const [dss, vri, cert, crl] = [pdf.size, pdf.size + 1, pdf.size + 2, pdf.size + 3];
+    pdf.update({
+      [cert]: `<< /Length ${signer.der.length} >>\nstream\n${signer.der.toString('latin1')}\nendstream`,
+      [crl]: '<< /Length 4 >>\nstream\n0000\nendstream',
+      [vri]: `<< /0123456789ABCDEF0123456789ABCDEF01234567 << /Type /VRI /Cert [${cert} 0 R] /CRL [${crl} 0 R] /TU (D:20240102000000Z) >> >>`,
+      [dss]: `<< /Type /DSS /Certs [${cert} 0 R] /CRLs [${crl} 0 R] /VRI ${vri} 0 R >>`,
+      1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> /DSS ${dss} 0 R /Extensions << /ESIC << /BaseVersion /1.7 /ExtensionLevel 5 >> >> >>`,
+    });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    pdf.sign({ fieldNum: 9, type: 'DocTimeStamp', subFilter: 'ETSI.RFC3161', cms: { signer } });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    // An approval signature is not an LTV update: P1 forbids it.
+    const approved = TestPdf.base().sign({ cms: { signer }, docMdp: 1 }).sign({ fieldNum: 9, cms: { signer } });
+    expect(first(approved)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_FAILED', docMdp: { permission: 1, respected: false } });
+  });
+
+  it('a new signature field with its widget after a P2 certification is a signature change; a new text field is not', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 2 });
+    const field = pdf.addSignatureField('Witness');
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    pdf.sign({ fieldNum: field, fieldName: 'Witness', cms: { signer } });
+    const report = verify(pdf.bytes);
+    expect(report.signatures.map((s) => [s.field, s.modificationsAfter, s.indication])).toEqual([['Signature1', 'signatures', 'TOTAL_PASSED'], ['Witness', 'none', 'TOTAL_PASSED']]);
+    const text = TestPdf.base().sign({ cms: { signer }, docMdp: 2 });
+    const n = text.size;
+    text.update({ [n]: '<< /FT /Tx /T (Injected) /V (CONTRACT VOID) /Type /Annot /Subtype /Widget /Rect [72 400 500 440] /P 3 0 R >>', 5: `<< /Fields [7 0 R 8 0 R 9 0 R ${n} 0 R] /SigFlags 3 >>` });
+    expect(first(text)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
   it('an embedded file added to the name tree after signing stays a forbidden change', () => {
     const pdf = signedOnce();
     const spec = pdf.size;
@@ -296,6 +361,69 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
       const shown = signedOnce().update({ 2: `<< /Type /Pages /Kids [3 0 R] /Count 1 ${extra} >>` });
       expect(first(shown), extra).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
     }
+  });
+});
+
+describe('verifyPdf: hybrid-reference files (ISO 32000-1 §7.5.8.4)', () => {
+  /** Appends a hybrid update: the table maps `tableObjects`, its hidden xref stream maps `streamPointers`. */
+  function hybridUpdate(pdf: TestPdf, tableObjects: Record<number, string>, streamPointers: Record<number, number>): Buffer {
+    const parts: string[] = [pdf.bytes.toString('latin1')];
+    const length = () => parts.reduce((n, p) => n + p.length, 0);
+    const offsets = new Map<number, number>();
+    for (const [num, body] of Object.entries(tableObjects)) {
+      offsets.set(Number(num), length());
+      parts.push(`${num} 0 obj\n${body}\nendobj\n`);
+    }
+    const streamNum = pdf.size + 10;
+    const rows = Object.entries(streamPointers).map(([num, at]) => [Number(num), at] as const);
+    const be = (v: number, w: number) => Array.from({ length: w }, (_, i) => String.fromCharCode(Math.floor(v / 256 ** (w - 1 - i)) % 256)).join('');
+    const data = rows.map(([, at]) => be(1, 1) + be(at, 4) + be(0, 2)).join('');
+    const streamAt = length();
+    parts.push(`${streamNum} 0 obj\n<< /Type /XRef /W [1 4 2] /Index [${rows.map(([n]) => `${n} 1`).join(' ')}] /Size ${streamNum + 1} /Length ${data.length} >>\nstream\n${data}\nendstream\nendobj\n`);
+    const xrefAt = length();
+    const prev = Number([...pdf.bytes.toString('latin1').matchAll(/startxref\s+(\d+)/g)].at(-1)![1]);
+    let xref = 'xref\n';
+    for (const [num, at] of [...offsets].sort((a, b) => a[0] - b[0])) xref += `${num} 1\n${String(at).padStart(10, '0')} 00000 n\r\n`;
+    parts.push(`${xref}trailer\n<< /Size ${streamNum + 1} /Root 1 0 R /Prev ${prev} /XRefStm ${streamAt} >>\nstartxref\n${xrefAt}\n%%EOF\n`);
+    return Buffer.from(parts.join(''), 'latin1');
+  }
+
+  it('a Word-style hybrid file (compressed objects free in the table, listed by /XRefStm) shows its fields', () => {
+    const report = verify(TestPdf.hybridBase().bytes);
+    expect(report.unsignedFields).toEqual(['Signature1', 'Signature2']);
+    expect(report.document.warnings).toEqual([]);
+    const signed = verify(TestPdf.hybridBase().sign({ cms: { signer } }).bytes);
+    expect(signed.signatures.map((s) => [s.field, s.indication, s.modificationsAfter])).toEqual([['Signature1', 'TOTAL_PASSED', 'none']]);
+  });
+
+  it('a certified PDF whose last trailer repeats the old /XRefStm is still signed (the table wins)', () => {
+    const pdf = TestPdf.hybridBase();
+    pdf.sign({ cms: { signer }, docMdp: 1, trailerExtra: `/XRefStm ${pdf.firstXrefStm}` });
+    const report = verify(pdf.bytes);
+    expect(report.reason).not.toMatch(/no signatures/);
+    expect(report.signatures).toHaveLength(1);
+    expect(report.signatures[0]).toMatchObject({ field: 'Signature1', kind: 'certification', docMdp: { permission: 1, respected: true }, indication: 'TOTAL_PASSED' });
+    expect(report.valid).toBe(true);
+  });
+
+  it('the table points the page content at "CONTRACT VOID", the /XRefStm at the original: forged', () => {
+    for (const pdf of [signedOnce(), TestPdf.hybridBase().sign({ cms: { signer } }), TestPdf.base().sign({ cms: { signer }, docMdp: 2 })]) {
+      const original = pdf.find('4 0 obj\n');
+      const text = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+      const forged = hybridUpdate(pdf, { 4: `<< /Length ${text.length} >>\nstream\n${text}\nendstream` }, { 4: original });
+      const report = verify(forged);
+      expect(report.valid).toBe(false);
+      expect(report.signatures[0]).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    }
+  });
+
+  it('an /XRefStm that only restates an unchanged object leaves the signature passing', () => {
+    const pdf = signedOnce();
+    const original = pdf.find('4 0 obj\n');
+    // The /XRefStm only restates object 4 as it was: nothing changed, so nothing is reported.
+    const restated = verify(hybridUpdate(pdf, {}, { 4: original }));
+    expect(restated.signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED' });
+    expect(['none', 'signatures']).toContain(restated.signatures[0]!.modificationsAfter);
   });
 });
 
@@ -325,8 +453,31 @@ describe('verifyPdf: damaged cross-reference chains', () => {
     expect(report.document.warnings.join(' ')).toMatch(/cross-reference chain is broken/);
   });
 
+  it.each([2, 4, 6])('a /Prev 0 in the update that made signature %i still finds all six, with a warning', (broken) => {
+    const pdf = TestPdf.base();
+    for (let i = 1; i <= 6; i++) {
+      const field = pdf.addSignatureField(`Sig${i}`);
+      if (i === broken) pdf.breakNextPrev(0);
+      pdf.sign({ cms: { signer }, fieldNum: field, fieldName: `Sig${i}` });
+    }
+    const report = verify(pdf.bytes);
+    expect(report.signatures.map((s) => s.field)).toEqual(['Sig1', 'Sig2', 'Sig3', 'Sig4', 'Sig5', 'Sig6']);
+    expect(report.signatures.every((s) => s.intact && s.cryptoValid)).toBe(true);
+    expect(report.signatures.every((s) => s.modificationsAfter === 'none' || s.modificationsAfter === 'signatures'), JSON.stringify(report.signatures.map((s) => [s.modificationsAfter, s.errors]))).toBe(true);
+    expect(report.document.warnings.join(' ')).toMatch(/cross-reference chain is broken/);
+  });
+
   it('a sound file has no structural warnings', () => {
     expect(verify(sixSignatures().bytes).document.warnings).toEqual([]);
+  });
+});
+
+describe('verifyPdf: /Encrypt that encrypts nothing', () => {
+  it.each([['/Encrypt null'], ['/Encrypt 99 0 R (a reference to no object, i.e. null)']])('%s is not encryption: the signature verifies', (extra) => {
+    const entry = extra.split(' (')[0]!;
+    const report = verify(TestPdf.base().sign({ cms: { signer }, trailerExtra: entry }).bytes);
+    expect(report.valid, report.reason).toBe(true);
+    expect(report.signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED', modificationsAfter: 'none' });
   });
 });
 

@@ -92,6 +92,8 @@ export function signatureScheme(algorithm: pkijs.AlgorithmIdentifier, digest: Ha
   if (oid === '1.3.101.112') return { kind: 'eddsa', curve: 'Ed25519' };
   if (oid === '1.3.101.113') return { kind: 'eddsa', curve: 'Ed448' };
   if (oid === '1.2.840.113549.1.1.10') {
+    // RFC 4055 §3.1: absent parameters mean SHA-1, MGF1 with SHA-1, a 20-byte salt.
+    if (algorithm.algorithmParams === undefined || algorithm.algorithmParams instanceof asn1js.Null) return { kind: 'rsa-pss', hash: 'sha1', saltLength: 20 };
     try {
       const params = new pkijs.RSASSAPSSParams({ schema: algorithm.algorithmParams });
       const hash = hashFromOid(params.hashAlgorithm.algorithmId);

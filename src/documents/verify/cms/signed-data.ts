@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import {
@@ -77,10 +77,17 @@ function findSigner(signerInfo: pkijs.SignerInfo, certs: Cert[]): Cert | undefin
   const wanted =
     keyId instanceof asn1js.OctetString || keyId instanceof asn1js.Primitive ? bytesOf((keyId as asn1js.Primitive).valueBlock.valueHexView) : undefined;
   if (!wanted) return undefined;
-  return certs.find((c) => {
+  const byExtension = certs.find((c) => {
     const ext = c.parsed.extensions?.find((e) => e.extnID === OID_SUBJECT_KEY_ID);
     const value = ext?.parsedValue;
     return value instanceof asn1js.OctetString && sameBytes(bytesOf(value.valueBlock.valueHexView), wanted);
+  });
+  // A certificate without the extension is named by the key identifier RFC 5280 §4.2.1.2 (1)
+  // defines: the SHA-1 of its subjectPublicKey bits (what EU DSS and pyHanko also compute).
+  return byExtension ?? certs.find((c) => {
+    if (c.parsed.extensions?.some((e) => e.extnID === OID_SUBJECT_KEY_ID)) return false;
+    const keyBits = bytesOf(c.parsed.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView);
+    return sameBytes(createHash('sha1').update(keyBits).digest(), wanted);
   });
 }
 

@@ -282,6 +282,9 @@ function decide(report: DocxSignatureReport, findings: Findings, now: Date): voi
   if (report.signingTime && new Date(report.signingTime).getTime() < new Date(signer.x509.validFrom).getTime()) {
     return fail('TOTAL_FAILED', 'NOT_YET_VALID', 'the signer certificate was not yet valid at the claimed signing time');
   }
+  if (report.signingTime && new Date(report.signingTime).getTime() > new Date(signer.x509.validTo).getTime()) {
+    return fail('TOTAL_FAILED', 'EXPIRED', `the signer certificate had expired (${new Date(signer.x509.validTo).toISOString()}) at the claimed signing time`);
+  }
   const ts = report.timestamp;
   const poe = ts?.valid && ts.intact && ts.trusted && ts.time ? new Date(ts.time) : undefined;
   if (!validAt(signer, now) && !(poe && validAt(signer, poe))) {

@@ -1,5 +1,5 @@
 import { EncryptionError, firstId, openStandardSecurity, streamIsInTheClear, type Decryptor } from './encryption.js';
-import { decodeStream } from './filters.js';
+import { DecodeBudget, decodeStream } from './filters.js';
 import { PdfDict, PdfRef, PdfStream, PdfString, asArray, asDict, asNumber, isName, type PdfValue } from './objects.js';
 import { PdfParser, PdfSyntaxError, indexOf, lastIndexOf } from './parser.js';
 
@@ -41,9 +41,14 @@ export class PdfView {
   private decryptor?: Decryptor;
   private encryptNum?: number;
 
+  /**
+   * @param budget decoded-stream allowance; pass one budget to every view of the same file so the
+   *   whole verification stays bounded.
+   */
   constructor(
     readonly data: Uint8Array,
     readonly limit: number,
+    private readonly budget = new DecodeBudget(),
   ) {
     const chain = this.readChain();
     if (chain) {
@@ -127,6 +132,8 @@ export class PdfView {
   private decryptObject(value: PdfValue, num: number, gen: number, depth = 0): PdfValue {
     const decryptor = this.decryptor;
     if (!decryptor || num === this.encryptNum || depth > 64) return value;
+    // §7.6.1: cross-reference streams are not encrypted (they are read before decryption can start).
+    if (depth === 0 && value instanceof PdfStream && isName(value.dict.get('Type'), 'XRef')) return value;
     if (value instanceof PdfString) return new PdfString(decryptor.decryptString(value.bytes, num, gen), value.hex, value.start, value.end);
     if (Array.isArray(value)) return value.map((item) => this.decryptObject(item, num, gen, depth + 1));
     if (value instanceof PdfStream) {
@@ -194,14 +201,32 @@ export class PdfView {
     }
   }
 
+  /** The decoded bytes of object stream `streamNum` as this view sees it (undefined when unreadable). */
+  objectStreamData(streamNum: number): Uint8Array | undefined {
+    try {
+      return this.objectStream(streamNum)?.data;
+    } catch {
+      return undefined;
+    }
+  }
+
   private loadCompressed(streamNum: number, index: number, num: number): PdfValue | undefined {
+    const objStm = this.objectStream(streamNum);
+    if (!objStm) return undefined;
+    void index;
+    const rel = objStm.offsets.get(num);
+    if (rel === undefined) return undefined;
+    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+  }
+
+  private objectStream(streamNum: number): { data: Uint8Array; offsets: Map<number, number>; first: number } | undefined {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
       const entry = this.entries.get(streamNum);
       if (entry?.kind !== 'offset') return undefined;
       const stream = this.parseAt(entry.offset, streamNum);
       if (!(stream instanceof PdfStream) || !isName(stream.dict.get('Type'), 'ObjStm')) return undefined;
-      const data = decodeStream(stream);
+      const data = decodeStream(stream, this.budget);
       const n = asNumber(stream.dict.get('N')) ?? 0;
       const first = asNumber(stream.dict.get('First')) ?? 0;
       const header = new PdfParser(data, 0, false, Math.min(first, data.length));
@@ -215,10 +240,7 @@ export class PdfView {
       objStm = { data, offsets, first };
       this.objectStreams.set(streamNum, objStm);
     }
-    void index;
-    const rel = objStm.offsets.get(num);
-    if (rel === undefined) return undefined;
-    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+    return objStm;
   }
 
   /** Offsets of "n g obj" found by scanning the bytes of this revision (later definitions win). */
@@ -315,9 +337,11 @@ export class PdfView {
         parser.readKeyword();
         const table = new Map<number, XrefEntry>();
         const trailer = this.readXrefTable(parser, table);
-        for (const [num, entry] of table) if (!entries.has(num)) entries.set(num, entry);
         // ISO 32000-1 §7.5.8.4: in a hybrid section the table's entries come first; the /XRefStm
-        // only supplies objects the table lacks (it cannot override what the table says).
+        // only supplies objects the table lacks (it cannot override what the table says). Objects
+        // the table lists as free are, in hybrid files as Word writes them, the ones the /XRefStm
+        // holds in object streams: the table's free entries apply after it (as in qpdf and poppler).
+        for (const [num, entry] of table) if (entry.kind !== 'free' && !entries.has(num)) entries.set(num, entry);
         const hybrid = trailer.get('XRefStm');
         if (typeof hybrid === 'number' && hybrid >= 0 && hybrid < this.limit) {
           try {
@@ -326,6 +350,7 @@ export class PdfView {
             /* the table still stands */
           }
         }
+        for (const [num, entry] of table) if (entry.kind === 'free' && !entries.has(num)) entries.set(num, entry);
         return trailer;
       }
       return this.readXrefStream(parser, entries);
@@ -370,7 +395,7 @@ export class PdfView {
     if (widths.length < 3 || widths.some((w) => w < 0 || w > 8)) throw new PdfSyntaxError('bad /W in xref stream');
     const size = asNumber(dict.get('Size')) ?? 0;
     const index = (asArray(dict.get('Index')) ?? [0, size]).map((v) => asNumber(v) ?? -1);
-    const data = decodeStream(value);
+    const data = decodeStream(value, this.budget);
     const rowLength = widths[0]! + widths[1]! + widths[2]!;
     if (rowLength === 0) throw new PdfSyntaxError('empty xref rows');
     let pos = 0;

@@ -4,18 +4,36 @@ import { asArray, asDict, asNumber, nameOf, type PdfStream, type PdfValue } from
 
 /** Decoded object and xref streams are capped: a small compressed stream must not expand into gigabytes. */
 export const MAX_DECODED_STREAM = 64 * 1024 * 1024;
+/** All the structural streams one verification decodes, together (many small bombs are one big one). */
+export const MAX_DECODED_TOTAL = 256 * 1024 * 1024;
 
-function inflate(data: Uint8Array): Uint8Array {
+/** How many decoded bytes one verification may still produce; shared by all views of one file. */
+export class DecodeBudget {
+  constructor(public remaining = MAX_DECODED_TOTAL) {}
+
+  spend(bytes: number): void {
+    this.remaining -= bytes;
+    if (this.remaining < 0) throw new PdfSyntaxError('the structural streams of this file expand beyond the limit');
+  }
+}
+
+function inflate(data: Uint8Array, budget: DecodeBudget): Uint8Array {
+  const limit = Math.max(0, Math.min(MAX_DECODED_STREAM, budget.remaining));
   try {
-    return inflateSync(data, { maxOutputLength: MAX_DECODED_STREAM });
+    const out = inflateSync(data, { maxOutputLength: Math.max(1, limit) });
+    budget.spend(out.length);
+    return out;
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PdfSyntaxError('stream expands beyond the limit');
     // Truncated or slightly corrupt streams: take what inflates.
+    let out: Uint8Array;
     try {
-      return inflateSync(data, { maxOutputLength: MAX_DECODED_STREAM, finishFlush: constants.Z_SYNC_FLUSH });
+      out = inflateSync(data, { maxOutputLength: Math.max(1, limit), finishFlush: constants.Z_SYNC_FLUSH });
     } catch {
       throw new PdfSyntaxError('stream cannot be decompressed');
     }
+    budget.spend(out.length);
+    return out;
   }
 }
 
@@ -62,7 +80,7 @@ function unpredict(data: Uint8Array, params: PdfValue | undefined): Uint8Array {
 }
 
 /** Decodes a stream whose filters are FlateDecode (with predictors) or none; other filters are not needed for structure. */
-export function decodeStream(stream: PdfStream): Uint8Array {
+export function decodeStream(stream: PdfStream, budget = new DecodeBudget()): Uint8Array {
   const filterValue = stream.dict.get('Filter');
   const filters = filterValue === undefined ? [] : (asArray(filterValue) ?? [filterValue]);
   const paramsValue = stream.dict.get('DecodeParms');
@@ -71,7 +89,7 @@ export function decodeStream(stream: PdfStream): Uint8Array {
   filters.forEach((filter, i) => {
     const name = nameOf(filter);
     if (name !== 'FlateDecode' && name !== 'Fl') throw new PdfSyntaxError(`unsupported structural filter ${name}`);
-    data = unpredict(inflate(data), params[i] ?? undefined);
+    data = unpredict(inflate(data, budget), params[i] ?? undefined);
   });
   return data;
 }

@@ -19,6 +19,27 @@ function hexValue(c: number): number {
   return -1;
 }
 
+/** A growable byte buffer (a number[] costs 8 bytes per byte: a 50 MB string would take 400 MB). */
+class ByteSink {
+  private buf = new Uint8Array(64);
+  length = 0;
+
+  push(byte: number): void {
+    if (this.length === this.buf.length) {
+      const grown = new Uint8Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
+    }
+    this.buf[this.length++] = byte;
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+const ESCAPES: Record<number, number> = { 0x6e: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x66: 12, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
+
 type Keyword = { keyword: string };
 type Token = PdfValue | Keyword | { open: '<<' | '[' } | { close: '>>' | ']' };
 
@@ -61,7 +82,7 @@ export class PdfParser {
 
   private readName(): PdfName {
     this.pos++; // '/'
-    const bytes: number[] = [];
+    const bytes = new ByteSink();
     while (this.pos < this.limit && isRegular(this.data[this.pos]!)) {
       const c = this.data[this.pos]!;
       if (c === 0x23 && this.pos + 2 < this.limit) {
@@ -76,22 +97,22 @@ export class PdfParser {
       bytes.push(c);
       this.pos++;
     }
-    return new PdfName(Buffer.from(bytes).toString('latin1'));
+    return new PdfName(Buffer.from(bytes.bytes()).toString('latin1'));
   }
 
   private readLiteralString(): PdfString {
     const start = this.pos;
     const d = this.data;
     this.pos++;
-    const out: number[] = [];
+    const out = new ByteSink();
     let depth = 1;
     while (this.pos < this.limit) {
       const c = d[this.pos++]!;
       if (c === 0x5c) {
         if (this.pos >= this.limit) break;
         const e = d[this.pos++]!;
-        const simple: Record<number, number> = { 0x6e: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x66: 12, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
-        if (simple[e] !== undefined) out.push(simple[e]!);
+        const simple = ESCAPES[e];
+        if (simple !== undefined) out.push(simple);
         else if (e >= 0x30 && e <= 0x37) {
           let v = e - 0x30;
           for (let k = 0; k < 2 && this.pos < this.limit && d[this.pos]! >= 0x30 && d[this.pos]! <= 0x37; k++) {
@@ -108,7 +129,7 @@ export class PdfParser {
       out.push(c);
     }
     if (depth !== 0) throw new PdfSyntaxError('unterminated string');
-    return new PdfString(Uint8Array.from(out), false, this.inFile ? start : -1, this.inFile ? this.pos : -1);
+    return new PdfString(out.bytes(), false, this.inFile ? start : -1, this.inFile ? this.pos : -1);
   }
 
   private readHexString(): PdfString {

@@ -50,6 +50,10 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
   if (claimed && claimed.getTime() < new Date(signer.x509.validFrom).getTime()) {
     return fail('TOTAL_FAILED', 'NOT_YET_VALID', 'the signer certificate was not yet valid at the claimed signing time');
   }
+  if (claimed && claimed.getTime() > new Date(signer.x509.validTo).getTime()) {
+    // The signer's own signed claim puts the signature after the certificate's end (ETSI EN 319 102-1 EXPIRED).
+    return fail('TOTAL_FAILED', 'EXPIRED', `the signer certificate had expired (${new Date(signer.x509.validTo).toISOString()}) at the claimed signing time`);
+  }
   const poe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
   if (!validAt(signer, now) && !(poe && validAt(signer, poe))) {
     return fail('INDETERMINATE', 'OUT_OF_BOUNDS_NO_POE', 'the signer certificate is outside its validity period and no trusted time-stamp proves the signature existed before');

@@ -285,6 +285,85 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
   else out.add('other', `object ${num} was changed`);
 }
 
+const MAX_REFERENCE_SCAN_OBJECTS = 500_000;
+const referrersByView = new WeakMap<PdfView, Map<number, number[]>>();
+
+/** For each object number, the objects of `view` whose value references it (built once per view, bounded). */
+function referrers(view: PdfView): Map<number, number[]> {
+  const cached = referrersByView.get(view);
+  if (cached) return cached;
+  const out = new Map<number, number[]>();
+  let scanned = 0;
+  for (const [num, entry] of view.entries) {
+    if (entry.kind === 'free') continue;
+    if (++scanned > MAX_REFERENCE_SCAN_OBJECTS) break;
+    const stack: Array<PdfValue | undefined> = [view.getObject(num)];
+    // Each value is pushed once, by its container, so the walk ends after visiting the object's tree.
+    while (stack.length > 0) {
+      const value = stack.pop();
+      if (value instanceof PdfRef) {
+        const list = out.get(value.num);
+        if (!list) out.set(value.num, [num]);
+        else if (list.at(-1) !== num) list.push(num);
+      } else if (Array.isArray(value)) for (const item of value) stack.push(item);
+      else if (value instanceof PdfStream) stack.push(value.dict);
+      else if (value instanceof PdfDict) for (const item of value.entries.values()) stack.push(item);
+    }
+  }
+  referrersByView.set(view, out);
+  return out;
+}
+
+const REFERENCE = /(?<![0-9])(\d{1,8})[ \t\r\n\f\0]+\d{1,5}[ \t\r\n\f\0]+R(?![^ \t\r\n\f\0/[\]<>(){}%])/g;
+const firstMentions = new WeakMap<Uint8Array, Map<number, number>>();
+
+/** Object numbers written as "n g R" anywhere in `bytes`, with the offset of the first mention. */
+function referenceMentions(bytes: Uint8Array): Map<number, number> {
+  const cached = firstMentions.get(bytes);
+  if (cached) return cached;
+  const found = new Map<number, number>();
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+  for (const m of text.matchAll(REFERENCE)) {
+    const num = Number(m[1]);
+    if (!found.has(num)) found.set(num, m.index);
+  }
+  firstMentions.set(bytes, found);
+  return found;
+}
+
+/**
+ * A cheap, over-inclusive filter: the numbers that the signed revision's bytes (and its object
+ * streams) mention as references. A number not mentioned there cannot have been referenced.
+ */
+function mentionedWhenSigned(nums: number[], signed: PdfView): number[] {
+  const inFile = referenceMentions(signed.data);
+  const streams = new Set<number>();
+  for (const entry of signed.entries.values()) if (entry.kind === 'compressed') streams.add(entry.stream);
+  const inStreams = new Set<number>();
+  for (const stream of streams) {
+    const data = signed.objectStreamData(stream);
+    if (data) for (const num of referenceMentions(data).keys()) inStreams.add(num);
+  }
+  return nums.filter((num) => (inFile.get(num) ?? Infinity) < signed.limit || inStreams.has(num));
+}
+
+/**
+ * Objects that did not exist (or were free or unreadable) in the signed revision but that an
+ * unchanged object already referenced: defining them later changes what the signed objects show
+ * without touching them (a shadow attack through a dangling reference).
+ */
+function classifyFilledReferences(created: number[], signed: PdfView, final: PdfView, out: Findings): void {
+  const candidates = created.length === 0 ? [] : mentionedWhenSigned(created, signed);
+  if (candidates.length === 0) return;
+  const refs = referrers(final);
+  for (const num of candidates) {
+    const unchangedReferrer = (refs.get(num) ?? []).find((by) => by !== num && sameEntry(signed.entries.get(by), final.entries.get(by)));
+    if (unchangedReferrer !== undefined) {
+      out.add('other', `object ${num}, referenced by signed object ${unchangedReferrer} but absent when it was signed, was defined after signing`);
+    }
+  }
+}
+
 /** Compares the signed revision with the final document and classifies every change. */
 export function classifyModifications(signed: PdfView, final: PdfView): ModificationReport {
   const out = new Findings();
@@ -292,6 +371,7 @@ export function classifyModifications(signed: PdfView, final: PdfView): Modifica
   if (final.encryption && !signed.encryption) out.add('other', 'encryption was added after signing');
   const ctx = signedContext(signed);
   let examined = 0;
+  const created: number[] = [];
   const nums = new Set([...signed.entries.keys(), ...final.entries.keys()]);
   for (const num of nums) {
     const beforeEntry = signed.entries.get(num);
@@ -303,9 +383,15 @@ export function classifyModifications(signed: PdfView, final: PdfView): Modifica
     }
     const before = beforeEntry && beforeEntry.kind !== 'free' ? signed.getObject(num) : undefined;
     const after = afterEntry && afterEntry.kind !== 'free' ? final.getObject(num) : undefined;
-    if (before === undefined) continue; // new objects matter only through the changed objects that reference them
+    if (before === undefined) {
+      // New objects matter through the changed objects that reference them, or through signed
+      // objects that referenced the number before it existed.
+      if (after !== undefined) created.push(num);
+      continue;
+    }
     if (isStructural(before) || isStructural(after) || pdfEqual(before, after)) continue;
     classifyObject(num, before, after, ctx, signed, final, out);
   }
+  classifyFilledReferences(created, signed, final, out);
   return { level: out.level, ltvOnly: out.level === 'none' || out.ltvOnly, findings: out.findings, warnings: out.warnings };
 }

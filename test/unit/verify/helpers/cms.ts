@@ -10,6 +10,8 @@ export interface CmsOptions {
   digest?: 'sha1' | 'sha256' | 'sha384' | 'sha512';
   /** ecdsa-plain: BSI TR-03111 r‖s with an ecdsa-plain-* OID; eddsa: Ed25519/Ed448 by the key. */
   scheme?: 'pkcs1' | 'pss' | 'ecdsa' | 'ecdsa-plain' | 'eddsa';
+  /** RSA-PSS written without parameters (RFC 4055 defaults: SHA-1, MGF1-SHA-1, 20-byte salt). */
+  pssDefaultParams?: boolean;
   /** Identify the signer by SubjectKeyIdentifier instead of issuer and serial number. */
   sidBySubjectKeyId?: boolean;
   /** Override the signature algorithm OID (e.g. one nobody implements). */
@@ -36,6 +38,7 @@ function signatureAlgorithm(options: CmsOptions, digest: keyof typeof DIGEST_OID
   if (options.scheme === 'eddsa') return new pkijs.AlgorithmIdentifier({ algorithmId: isEd448(options) ? '1.3.101.113' : '1.3.101.112' });
   if (options.scheme === 'ecdsa-plain') return new pkijs.AlgorithmIdentifier({ algorithmId: ECDSA_PLAIN_OID[digest] });
   if (options.scheme === 'ecdsa') return new pkijs.AlgorithmIdentifier({ algorithmId: { sha1: '1.2.840.10045.4.1', sha256: '1.2.840.10045.4.3.2', sha384: '1.2.840.10045.4.3.3', sha512: '1.2.840.10045.4.3.4' }[digest] });
+  if (options.scheme === 'pss' && options.pssDefaultParams) return new pkijs.AlgorithmIdentifier({ algorithmId: '1.2.840.113549.1.1.10' });
   if (options.scheme === 'pss') {
     const params = new pkijs.RSASSAPSSParams({
       hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: DIGEST_OID[digest], algorithmParams: new asn1js.Null() }),
@@ -67,7 +70,7 @@ export function buildCms(content: Uint8Array, options: CmsOptions): Buffer {
   const data = Buffer.from(signedAttrsDer);
   const signature =
     options.scheme === 'pss'
-      ? cryptoSign(digest, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 })
+      ? cryptoSign(digest, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: options.pssDefaultParams ? 20 : 32 })
       : options.scheme === 'eddsa'
         ? cryptoSign(null, data, key)
         : options.scheme === 'ecdsa-plain'
@@ -75,12 +78,15 @@ export function buildCms(content: Uint8Array, options: CmsOptions): Buffer {
           : cryptoSign(digest, data, key);
   const signerCert = certOf(options.signer);
   const digestAlgorithm = new pkijs.AlgorithmIdentifier({ algorithmId: options.digestOidOverride ?? (shake ? SHAKE256_OID : DIGEST_OID[digest]), ...(shake ? {} : { algorithmParams: new asn1js.Null() }) });
-  const ski = signerCert.extensions?.find((e) => e.extnID === '2.5.29.14')?.parsedValue as asn1js.OctetString | undefined;
-  if (options.sidBySubjectKeyId && !ski) throw new Error('the signer certificate has no SubjectKeyIdentifier');
+  // Without the extension, the RFC 5280 §4.2.1.2 (1) key identifier: SHA-1 of the subjectPublicKey bits.
+  const skiExtension = signerCert.extensions?.find((e) => e.extnID === '2.5.29.14')?.parsedValue as asn1js.OctetString | undefined;
+  const keyId = skiExtension
+    ? skiExtension.valueBlock.valueHexView
+    : createHash('sha1').update(signerCert.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView).digest();
   const signerInfo = new pkijs.SignerInfo({
     version: options.sidBySubjectKeyId ? 3 : 1,
     sid: options.sidBySubjectKeyId
-      ? new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 0 }, valueHex: ski!.valueBlock.valueHexView })
+      ? new asn1js.Primitive({ idBlock: { tagClass: 3, tagNumber: 0 }, valueHex: keyId })
       : new pkijs.IssuerAndSerialNumber({ issuer: signerCert.issuer, serialNumber: signerCert.serialNumber }),
     digestAlgorithm,
     signedAttrs: new pkijs.SignedAndUnsignedAttributes({ type: 0, attributes }),

@@ -51,6 +51,52 @@ export class TestPdf {
     return pdf;
   }
 
+  /**
+   * The document of `base()` as a hybrid-reference file the way Word writes one (ISO 32000-1 §7.5.8.4):
+   * the AcroForm, the font and the fields live in an object stream (object 10) listed only by a hidden
+   * xref stream (object 11, named by /XRefStm); the classic table lists them as free.
+   */
+  static hybridBase(): TestPdf {
+    const base = TestPdf.base();
+    const text = base.bytes.toString('latin1');
+    const body = (num: number) => new RegExp(`\\n${num} 0 obj\\n([^]*?)\\nendobj\\n`).exec(text)![1]!;
+    const packed = [5, 6, 7, 8, 9];
+    let header = '';
+    let content = '';
+    for (const num of packed) {
+      header += `${num} ${content.length} `;
+      content += `${body(num)}\n`;
+    }
+    const objStm = `${header}\n${content}`;
+    const parts: string[] = ['%PDF-1.5\n%\xe2\xe3\xcf\xd3\n'];
+    const offsets = new Map<number, number>();
+    const length = () => parts.reduce((n, p) => n + p.length, 0);
+    const put = (num: number, value: string) => {
+      offsets.set(num, length());
+      parts.push(`${num} 0 obj\n${value}\nendobj\n`);
+    };
+    for (const num of [1, 2, 3, 4]) put(num, body(num));
+    put(10, `<< /Type /ObjStm /N ${packed.length} /First ${header.length + 1} /Length ${objStm.length} >>\nstream\n${objStm}\nendstream`);
+    const rows = packed.map((num, i) => [2, 10, i]);
+    const be = (v: number, w: number) => Array.from({ length: w }, (_, i) => String.fromCharCode(Math.floor(v / 256 ** (w - 1 - i)) % 256)).join('');
+    const data = rows.map(([t, a, b]) => be(t!, 1) + be(a!, 4) + be(b!, 2)).join('');
+    const xrefStm = length();
+    parts.push(`11 0 obj\n<< /Type /XRef /W [1 4 2] /Index [5 5] /Size 12 /Length ${data.length} >>\nstream\n${data}\nendstream\nendobj\n`);
+    const xrefAt = length();
+    let xref = 'xref\n0 12\n';
+    for (let num = 0; num < 12; num++) {
+      const at = num === 11 ? xrefStm : offsets.get(num);
+      xref += at === undefined ? '0000000000 65535 f\r\n' : `${String(at).padStart(10, '0')} 00000 n\r\n`;
+    }
+    parts.push(`${xref}trailer\n<< /Size 12 /Root 1 0 R /XRefStm ${xrefStm} >>\nstartxref\n${xrefAt}\n%%EOF\n`);
+    return new TestPdf(Buffer.from(parts.join(''), 'latin1'), xrefAt, 12);
+  }
+
+  /** Offset of the hidden xref stream of a `hybridBase()` document (its trailer's /XRefStm). */
+  get firstXrefStm(): number {
+    return Number(/\/XRefStm (\d+)/.exec(this.bytes.toString('latin1'))![1]);
+  }
+
   /** Makes the next update's trailer carry this /Prev instead of the real one (a broken chain). */
   breakNextPrev(prev: number): this {
     this.lastXref = prev;
@@ -98,6 +144,8 @@ export class TestPdf {
     extraSigEntries?: string;
     /** Entries kept in the AcroForm the signing update rewrites, e.g. "/DR << ... >>". */
     acroFormExtra?: string;
+    /** Extra entries for the signing update's trailer, e.g. a repeated "/XRefStm n". */
+    trailerExtra?: string;
   }): this {
     const fieldNum = options.fieldNum ?? 7;
     const sigNum = this.size;
@@ -116,7 +164,7 @@ export class TestPdf {
     };
     if (options.docMdp) objects[1] = `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> >>`;
     const start = this.bytes.length;
-    this.update(objects);
+    this.update(objects, options.trailerExtra ? ` ${options.trailerExtra}` : '');
     const text = this.bytes.toString('latin1');
     const brAt = text.indexOf('/ByteRange [', start) + '/ByteRange '.length;
     const contentsAt = text.indexOf('/Contents <', start) + '/Contents '.length;

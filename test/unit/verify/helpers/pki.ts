@@ -30,6 +30,8 @@ export interface CertOptions {
   expired?: boolean;
   /** Make a certificate whose validity starts in the future. */
   notYetValid?: boolean;
+  /** Leave out the SubjectKeyIdentifier extension. */
+  noSubjectKeyId?: boolean;
 }
 
 let serial = 0x1000;
@@ -47,7 +49,7 @@ export function makeIdentity(options: CertOptions = {}): TestIdentity {
     const ext = options.ca
       ? 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n'
       : 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\nsubjectKeyIdentifier=hash\n';
-    writeFileSync(path.join(dir, 'ext.cnf'), ext);
+    writeFileSync(path.join(dir, 'ext.cnf'), options.noSubjectKeyId ? ext.replace('subjectKeyIdentifier=hash', 'subjectKeyIdentifier=none\nauthorityKeyIdentifier=none') : ext);
     const subject = options.subject ?? '/CN=Test Signer/O=Docproc Tests/emailAddress=signer@example.com';
     openssl(['req', '-new', '-key', 'key.pem', '-subj', subject, '-out', 'req.csr'], dir);
     const sn = `0x${(serial++).toString(16)}`;
