@@ -103,7 +103,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   } else if (structure.docMdpPermission === undefined || structure.docMdpPermission === 3) {
     const name = auditFileName(edits.attachmentNames());
     edits.attachJsonAsAnnotation(name, AUDIT_DESCRIPTION, auditJson, now);
-    warnings.push(`The PDF already carries signatures: the audit record is attached as ${name} in a file-attachment annotation on the last page (a change allowed after a signature, so the earlier signatures stay valid; each still covers only its own revision).`);
+    warnings.push(`The PDF already carries signatures: the audit record is attached as ${name} in a file-attachment annotation on the last page (a change PAdES allows after a signature, so it does not invalidate the earlier signatures, whose own validity this signing does not check; each covers only its own revision).`);
   } else {
     warnings.push(`The PDF is certified (DocMDP P=${structure.docMdpPermission}): the audit-trail attachment was left out because the certification does not permit annotations.`);
   }

@@ -20,6 +20,7 @@ let pki: TestPki;
 let app: FastifyInstance;
 let routes: SignRoutes;
 const chain: Buffer[] = [];
+const warnings: string[][] = [];
 
 function attachments(pdf: Buffer): string[] {
   const file = path.join(pki.dir, `detach-${process.hrtime.bigint()}.pdf`);
@@ -52,8 +53,11 @@ beforeAll(async () => {
   trustInNss(pki, await routes.serviceChain());
   const p12 = { data: ecdsaP12(pki, 'ec-secret'), passphrase: 'ec-secret' };
   chain.push(await routes.sign(corpus('pdf-unsigned/signpdf-formexample.pdf'), { signer: 'First Signer' }));
+  warnings.push(routes.lastWarnings);
   chain.push(await routes.sign(chain[0]!, { signer: 'Second Signer', p12 }));
+  warnings.push(routes.lastWarnings);
   chain.push(await routes.sign(chain[1]!, { signer: 'Third Signer' }));
+  warnings.push(routes.lastWarnings);
 }, 120_000);
 
 afterAll(async () => {
@@ -91,6 +95,17 @@ describe('sign → sign → sign', () => {
     const signers = names.map((_n, i) => JSON.stringify(attachment(chain[2]!, i + 1)));
     for (const who of ['First Signer', 'Second Signer', 'Third Signer']) expect(signers.some((s) => s.includes(who)), who).toBe(true);
     expect(qpdfCheck(pki, chain[2]!)).toContain('No syntax or stream encoding errors');
+  });
+
+  it('the warning header says what was done and claims nothing it did not check', () => {
+    expect(warnings[0]).toEqual([]);
+    for (const [step, name] of [[1, 'audit-trail-2.json'], [2, 'audit-trail-3.json']] as const) {
+      const text = warnings[step]!.join(' | ');
+      expect(text).toContain('no audit page was added');
+      expect(text).toContain(`attached as ${name} in a file-attachment annotation`);
+      expect(text).toContain('does not invalidate the earlier signatures');
+      expect(text).not.toMatch(/signatures stay valid/);
+    }
   });
 
   it('the audit record of a countersignature never goes through the catalog', () => {

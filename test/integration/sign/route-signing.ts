@@ -8,6 +8,9 @@ import type { TestPki } from './pki.js';
 
 /** Signing and verifying through the real routes (POST /v1/sign, POST /v1/verify, GET /v1/verify/key). */
 export class SignRoutes {
+  /** The x-docproc-warnings of the last sign() call, decoded. */
+  lastWarnings: string[] = [];
+
   constructor(private readonly app: FastifyInstance, private readonly key: string) {}
 
   private headers() {
@@ -30,6 +33,8 @@ export class SignRoutes {
     const res = await this.app.inject({ method: 'POST', url: '/v1/sign', headers: { ...this.headers(), accept: 'application/pdf' }, payload: JSON.stringify(body) });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('application/pdf');
+    const header = res.headers['x-docproc-warnings'];
+    this.lastWarnings = typeof header === 'string' ? header.split(', ').map((w) => decodeURIComponent(w)) : [];
     return res.rawPayload;
   }
 
