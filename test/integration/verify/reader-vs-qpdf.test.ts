@@ -34,6 +34,21 @@ describe('the verifier reads PDFs as qpdf does', () => {
     expect(reader.show(TestPdf.hybridBase().bytes, 5)).toMatch(/Fields/);
   });
 
+  it('names with escapes and non-ASCII bytes and strings in every encoding read the same', () => {
+    const pdf = TestPdf.base().update({
+      20: '<< /A#20B /C#2FD /X#e9 (caf\\351) /Y#23z /F#c3#a9 /K [/G#e3#81#82 (\\222\\223) <FEFF00E9> <EFBBBF63C3A9> <FFFE6500>] /Empty () >>',
+    }).bytes;
+    expectAgreementWithQpdf(reader, 'names and strings', pdf);
+  });
+
+  it('damaged dictionaries (a value where a key belongs, a last key without a value) are recovered as qpdf does', () => {
+    const pdf = TestPdf.base().update({
+      20: '<< /A 1 2 /B (two) [/stray] /C << /D 4 /E >> /F >>',
+      21: '<< /Type /Annot 99 /Subtype /Text /Rect [0 0 1 1] (x) >>',
+    }).bytes;
+    expectAgreementWithQpdf(reader, 'damaged dictionaries', pdf);
+  });
+
   it.each(corpusFiles)('%s: every revision agrees', (file) => {
     expectAgreementWithQpdf(reader, file, readFileSync(path.join(CORPUS_DIR, file)));
   });
