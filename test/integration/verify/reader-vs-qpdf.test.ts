@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS_DIR } from '../../support/corpus.js';
-import { ALL_ATTACKS, QpdfReader } from '../../support/pdf-attacks.js';
+import { ALL_ATTACKS, QpdfReader, appendRevision } from '../../support/pdf-attacks.js';
+import { PdfView } from '../../../src/documents/verify/pdf/document.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { makeTestPki } from '../../unit/verify/helpers/pki.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';
@@ -47,6 +48,16 @@ describe('the verifier reads PDFs as qpdf does', () => {
       21: '<< /Type /Annot 99 /Subtype /Text /Rect [0 0 1 1] (x) >>',
     }).bytes;
     expectAgreementWithQpdf(reader, 'damaged dictionaries', pdf);
+  });
+
+  it('an update whose xref table has no subsection is rebuilt by scanning, as qpdf does, and says so', () => {
+    const signed = readFileSync(path.join(CORPUS_DIR, 'pdf-signed', 'signpdf-signed.pdf'));
+    const pdf = appendRevision(signed, reader, {});
+    expect(pdf.toString('latin1')).toMatch(/xref\ntrailer/);
+    expectAgreementWithQpdf(reader, 'empty xref table', pdf);
+    const view = new PdfView(pdf, pdf.length);
+    expect(view.reconstructed).toBe(true);
+    expect(view.recovery.join(' ')).toMatch(/scanning/);
   });
 
   it.each(corpusFiles)('%s: every revision agrees', (file) => {
