@@ -21,6 +21,8 @@ export interface Revision {
   objects?: Map<number, string>;
   /** Entries that point an object number at an existing offset, without writing a body. */
   pointers?: Map<number, number>;
+  /** Xref-stream flavours only: entries that point an object number into an existing object stream. */
+  compressedPointers?: Map<number, { stream: number; index: number }>;
   /** Object numbers marked free. */
   free?: number[];
   flavour?: XrefFlavour;
@@ -29,6 +31,8 @@ export interface Revision {
    * only supply objects the table lacks; attackers use them to contradict the table.
    */
   hybridStream?: Map<number, number>;
+  /** Hybrid only: object numbers the /XRefStm stream marks free (the table says nothing about them). */
+  hybridFree?: number[];
   /** /Prev value: a number, 'omit' for none, default the previous startxref. */
   prev?: number | 'omit';
   /** Extra trailer entries, e.g. "/Encrypt null". */
@@ -104,6 +108,31 @@ export class QpdfReader {
   /** The newest revision's body of an object, as qpdf prints it in PDF syntax. */
   show(pdf: Buffer, object: number | 'trailer'): string {
     return this.run(pdf, [`--show-object=${object}`], 'latin1');
+  }
+
+  /**
+   * What the first page shows as qpdf reads it: the page object and every object it reaches (not
+   * through /Parent or /P), stream data included, as one string. Two files whose first pages show
+   * the same thing give the same string.
+   */
+  firstPageClosure(pdf: Buffer): string {
+    const json = JSON.parse(this.run(pdf, ['--json=2', '--json-stream-data=inline', '--decode-level=none'], 'utf8')) as QpdfJson;
+    const objects = json.qpdf[1];
+    const seen = new Map<string, unknown>();
+    const queue = [json.pages[0]!.object];
+    const visit = (value: unknown, key?: string): void => {
+      if (key === '/Parent' || key === '/P') return;
+      if (typeof value === 'string' && /^\d+ \d+ R$/.test(value)) queue.push(value);
+      else if (Array.isArray(value)) value.forEach((item) => visit(item));
+      else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) visit(v, k);
+    };
+    for (let ref = queue.shift(); ref !== undefined && seen.size < 10_000; ref = queue.shift()) {
+      if (seen.has(ref)) continue;
+      const object = objects[`obj:${ref}`] ?? null;
+      seen.set(ref, object);
+      visit(object);
+    }
+    return JSON.stringify([...seen]);
   }
 
   cleanup(): void {
@@ -187,6 +216,11 @@ export function appendRevision(pdf: Buffer, reader: QpdfReader, revision: Revisi
     grow(num);
     rows.push({ num, type: 1, a: at, b: 0 });
   }
+  for (const [num, { stream, index }] of revision.compressedPointers ?? []) {
+    if (flavour !== 'stream' && flavour !== 'objstm') throw new Error('compressed entries need an xref stream');
+    grow(num);
+    rows.push({ num, type: 2, a: stream, b: index });
+  }
   for (const num of revision.free ?? []) rows.push({ num, type: 0, a: 0, b: 65535 });
   if (revision.noXref) {
     parts.push(Buffer.from('%%EOF\n', 'latin1'));
@@ -211,9 +245,12 @@ export function appendRevision(pdf: Buffer, reader: QpdfReader, revision: Revisi
     let hybrid = '';
     if (flavour === 'hybrid') {
       const streamRows: Row[] = [...(revision.hybridStream ?? new Map())].map(([num, at]) => ({ num, type: 1 as const, a: at, b: 0 }));
+      for (const num of revision.hybridFree ?? []) streamRows.push({ num, type: 0, a: 0, b: 65535 });
       const streamNum = size;
       grow(streamNum);
       streamRows.push({ num: streamNum, type: 1, a: offset, b: 0 });
+      // The table lists the /XRefStm object too, so it is never empty (qpdf rebuilds files whose table is).
+      rows.push({ num: streamNum, type: 1, a: offset, b: 0 });
       const chunk = xrefStreamObject(streamNum, streamRows, `/Size ${size}`);
       hybrid = ` /XRefStm ${offset}`;
       parts.push(chunk);
@@ -323,6 +360,12 @@ export interface Attack {
   family: string;
   name: string;
   apply(pdf: Buffer, reader: QpdfReader): Buffer;
+  /**
+   * False when a reader that follows the cross-reference data (qpdf) shows the same first page after
+   * the attack (bytes outside any section, a startxref pointing back): such files fool only readers
+   * that scan, and must still not verify.
+   */
+  changesFirstPageForQpdf?: false;
 }
 
 /** Page with its contents replaced by the "CONTRACT VOID" stream (object `streamNum`) and a font for it. */
@@ -350,6 +393,43 @@ function incrementalSaving(flavour: XrefFlavour): Attack {
   };
 }
 
+/**
+ * Hide-and-replace: a shadow page body (new content and font) is appended without any xref entry, as
+ * if hidden in the signed revision; then an xref-only update points the page object at it. With
+ * `objstm` the shadow page and font sit in an object stream and the update's xref stream points
+ * into it (type 2 entries).
+ */
+function hideAndReplaceByPointers(flavour: 'table' | 'stream' | 'objstm'): Attack {
+  const where = { table: 'an xref table', stream: 'an xref stream', objstm: 'an xref stream into an object stream' }[flavour];
+  return {
+    family: 'shadow attack: hide-and-replace',
+    name: `xref-only update pointing the page at a shadow page body already in the file (${where})`,
+    apply(pdf, reader) {
+      const facts = reader.facts(pdf);
+      const [stream, font] = [facts.size, facts.size + 1];
+      const shadowPage = voidPage(pdf, reader, facts, stream, font);
+      const shadow = new Map([[stream, voidStream()], [font, HELVETICA], [facts.firstPage, shadowPage]]);
+      const withShadow = appendRevision(pdf, reader, { noXref: true, flavour: flavour === 'objstm' ? 'objstm' : 'table', objects: shadow });
+      const text = withShadow.toString('latin1');
+      const at = (num: number) => text.lastIndexOf(`\n${num} 0 obj`) + 1;
+      if (flavour !== 'objstm') {
+        const pointers = new Map([[stream, at(stream)], [font, at(font)], [facts.firstPage, at(facts.firstPage)]]);
+        return appendRevision(withShadow, reader, { flavour, pointers });
+      }
+      const objStm = /\n(\d+) 0 obj\n<< \/Type \/ObjStm \/N \d+ \/First \d+ \/Length \d+ >>\nstream\n([^\n]*)\n/g;
+      const last = [...text.matchAll(objStm)].at(-1)!;
+      const members = last[2]!.trim().split(/\s+/).filter((_, i) => i % 2 === 0).map(Number);
+      const objStmNum = Number(last[1]);
+      const compressedPointers = new Map(members.map((num, index) => [num, { stream: objStmNum, index }]));
+      return appendRevision(withShadow, reader, {
+        flavour: 'stream',
+        pointers: new Map([[stream, at(stream)], [objStmNum, last.index! + 1]]),
+        compressedPointers,
+      });
+    },
+  };
+}
+
 export const ATTACKS: Attack[] = [
   incrementalSaving('table'),
   incrementalSaving('stream'),
@@ -366,6 +446,7 @@ export const ATTACKS: Attack[] = [
   {
     family: 'incremental saving attack',
     name: 'objects appended without a cross-reference section',
+    changesFirstPageForQpdf: false,
     apply(pdf, reader) {
       const facts = reader.facts(pdf);
       return appendRevision(pdf, reader, { noXref: true, objects: new Map([[facts.contents[0]!, voidStream()]]) });
@@ -406,6 +487,24 @@ export const ATTACKS: Attack[] = [
       return appendRevision(pdf, reader, { flavour: 'stream', free: [facts.contents[0]!] });
     },
   },
+  {
+    family: 'shadow attack: hide',
+    name: 'page content marked free by the /XRefStm of a hybrid section (the table silent)',
+    apply(pdf, reader) {
+      const facts = reader.facts(pdf);
+      return appendRevision(pdf, reader, { flavour: 'hybrid', hybridFree: [facts.contents[0]!] });
+    },
+  },
+  ...(['table', 'stream', 'objstm', 'hybrid'] as XrefFlavour[]).map(
+    (flavour): Attack => ({
+      family: 'shadow attack: hide',
+      name: `page content hidden: the page redefined with empty /Contents (${flavour})`,
+      apply(pdf, reader) {
+        const facts = reader.facts(pdf);
+        return appendRevision(pdf, reader, { flavour, objects: new Map([[facts.firstPage, withKey(reader.show(pdf, facts.firstPage), 'Contents', '[]')]]) });
+      },
+    }),
+  ),
   ...(['table', 'stream', 'objstm', 'hybrid'] as XrefFlavour[]).map(
     (flavour): Attack => ({
       family: 'shadow attack: replace',
@@ -425,21 +524,9 @@ export const ATTACKS: Attack[] = [
       },
     }),
   ),
-  {
-    family: 'shadow attack: hide-and-replace',
-    name: 'xref-only update pointing the page at a shadow page body already in the file',
-    apply(pdf, reader) {
-      // The shadow body is appended without an xref (as if hidden in the signed revision), then an
-      // xref-only section points the page object at it.
-      const facts = reader.facts(pdf);
-      const [stream, font] = [facts.size, facts.size + 1];
-      const shadowPage = voidPage(pdf, reader, facts, stream, font);
-      const withShadow = appendRevision(pdf, reader, { noXref: true, objects: new Map([[stream, voidStream()], [font, HELVETICA], [facts.firstPage, shadowPage]]) });
-      const text = withShadow.toString('latin1');
-      const at = (num: number) => text.lastIndexOf(`\n${num} 0 obj`) + 1;
-      return appendRevision(withShadow, reader, { pointers: new Map([[stream, at(stream)], [font, at(font)], [facts.firstPage, at(facts.firstPage)]]) });
-    },
-  },
+  hideAndReplaceByPointers('table'),
+  hideAndReplaceByPointers('stream'),
+  hideAndReplaceByPointers('objstm'),
   {
     family: 'shadow attack: hide-and-replace',
     name: 'hybrid section: the table points at new content, /XRefStm at the old',
@@ -491,6 +578,7 @@ export const ATTACKS: Attack[] = [
   {
     family: '/Prev and trailer tricks',
     name: 'final startxref points back at the signed revision',
+    changesFirstPageForQpdf: false,
     apply(pdf, reader) {
       const facts = reader.facts(pdf);
       return appendRevision(pdf, reader, { startxref: facts.lastStartxref, objects: new Map([[facts.contents[0]!, voidStream()]]) });
@@ -594,12 +682,60 @@ export interface PreparedAttack {
   name: string;
   prepare(unsigned: Buffer, reader: QpdfReader): Buffer;
   apply(signed: Buffer, reader: QpdfReader): Buffer;
+  /** What the failed signature's errors must say. */
+  expectedError: RegExp;
 }
 
 /** Object number far above anything the signing step allocates, left undefined until after signing. */
 const SHADOW_NUM = 90_000;
 
+const OVERLAY = '1 1 1 rg 0 0 10000 10000 re f';
+
+/** The unsigned page with a white overlay (object `num`) drawn over its content. */
+function withOverlay(unsigned: Buffer, reader: QpdfReader): { pdf: Buffer; overlay: number } {
+  const facts = reader.facts(unsigned);
+  const page = reader.show(unsigned, facts.firstPage);
+  const overlay = facts.size;
+  const contents = [...facts.contents.map((n) => `${n} 0 R`), `${overlay} 0 R`].join(' ');
+  const pdf = appendRevision(unsigned, reader, {
+    objects: new Map([
+      [overlay, `<< /Length ${OVERLAY.length} >>\nstream\n${OVERLAY}\nendstream`],
+      [facts.firstPage, withKey(page, 'Contents', `[${contents}]`)],
+    ]),
+  });
+  return { pdf, overlay };
+}
+
+/** The overlay's number: the last content stream of the first page whose data is the overlay. */
+function overlayNumber(signed: Buffer, reader: QpdfReader): number {
+  const facts = reader.facts(signed);
+  const found = facts.contents.find((n) => reader.show(signed, n).includes('/Length ' + OVERLAY.length));
+  if (found === undefined) throw new Error('the prepared overlay is gone');
+  return found;
+}
+
 export const PREPARED_ATTACKS: PreparedAttack[] = [
+  ...(['table', 'stream', 'hybrid'] as const).map(
+    (flavour): PreparedAttack => ({
+      family: 'shadow attack: hide',
+      name: `a white overlay the signer saw over the content is removed after signing: marked free (${flavour === 'hybrid' ? 'hybrid /XRefStm' : `xref ${flavour}`})`,
+      prepare: (unsigned, reader) => withOverlay(unsigned, reader).pdf,
+      apply(signed, reader) {
+        const overlay = overlayNumber(signed, reader);
+        return appendRevision(signed, reader, flavour === 'hybrid' ? { flavour, hybridFree: [overlay] } : { flavour, free: [overlay] });
+      },
+      expectedError: /./,
+    }),
+  ),
+  {
+    family: 'shadow attack: hide',
+    name: 'a white overlay the signer saw over the content is emptied after signing (object stream cannot hold streams: redefined as an empty array)',
+    prepare: (unsigned, reader) => withOverlay(unsigned, reader).pdf,
+    apply(signed, reader) {
+      return appendRevision(signed, reader, { flavour: 'objstm', objects: new Map([[overlayNumber(signed, reader), '[]']]) });
+    },
+    expectedError: /./,
+  },
   {
     family: 'shadow attack: hide-and-replace',
     name: 'page /Contents references an object that does not exist when signed; it is defined after signing',
@@ -612,6 +748,7 @@ export const PREPARED_ATTACKS: PreparedAttack[] = [
     apply(signed, reader) {
       return appendRevision(signed, reader, { objects: new Map([[SHADOW_NUM, voidStream()]]) });
     },
+    expectedError: /absent when it was signed/,
   },
   {
     family: 'shadow attack: replace',
@@ -625,15 +762,17 @@ export const PREPARED_ATTACKS: PreparedAttack[] = [
     apply(signed, reader) {
       return appendRevision(signed, reader, { objects: new Map([[SHADOW_NUM, HELVETICA]]) });
     },
+    expectedError: /absent when it was signed/,
   },
   {
     family: 'shadow attack: replace',
     name: 'the missing font is defined after signing inside an object stream',
     prepare(unsigned, reader) {
-      return PREPARED_ATTACKS[1]!.prepare(unsigned, reader);
+      return PREPARED_ATTACKS.find((a) => a.name.startsWith('a font the page names'))!.prepare(unsigned, reader);
     },
     apply(signed, reader) {
       return appendRevision(signed, reader, { flavour: 'objstm', objects: new Map([[SHADOW_NUM, HELVETICA]]) });
     },
+    expectedError: /absent when it was signed/,
   },
 ];

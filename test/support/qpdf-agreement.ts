@@ -29,6 +29,17 @@ function stringCandidates(bytes: Uint8Array): string[] {
   return out;
 }
 
+/**
+ * The ways qpdf's JSON can spell a name: as is; with the "n:" prefix; its bytes as UTF-8 (qpdf 11.3
+ * writes a name's raw bytes, so bytes that are not UTF-8 reach us as U+FFFD); #-escaped (newer qpdf).
+ */
+function nameForms(name: string): string[] {
+  const bytes = Buffer.from(name, 'latin1');
+  const escaped = [...bytes].map((c) => (c < 0x21 || c > 0x7e || c === 0x23 ? `#${c.toString(16).padStart(2, '0')}` : String.fromCharCode(c))).join('');
+  const utf8 = bytes.toString('utf8');
+  return [...new Set([`/${name}`, `n:/${name}`, `/${utf8}`, `n:/${utf8}`, `n:/${escaped}`, `/${escaped}`])];
+}
+
 /** Our value compared with qpdf's JSON v2 rendering of the same object. */
 function agrees(view: PdfView, ours: PdfValue | undefined, theirs: unknown, depth = 0): boolean {
   if (depth > 100) return false;
@@ -37,7 +48,7 @@ function agrees(view: PdfView, ours: PdfValue | undefined, theirs: unknown, dept
   if (ours instanceof PdfRef && theirs === null) return view.getObject(ours.num) === undefined;
   if (ours === null) return theirs === null;
   if (typeof ours === 'boolean' || typeof ours === 'number') return typeof theirs === typeof ours && Math.abs((theirs as number) - (ours as number)) < 1e-6 || theirs === ours;
-  if (ours instanceof PdfName) return theirs === `/${ours.name}` || theirs === `n:/${ours.name}`;
+  if (ours instanceof PdfName) return typeof theirs === 'string' && nameForms(ours.name).includes(theirs);
   if (ours instanceof PdfString) return typeof theirs === 'string' && stringCandidates(ours.bytes).includes(theirs);
   if (ours instanceof PdfRef) return theirs === `${ours.num} ${ours.gen} R`;
   if (Array.isArray(ours)) return Array.isArray(theirs) && theirs.length === ours.length && ours.every((v, i) => agrees(view, v, theirs[i], depth + 1));
@@ -51,9 +62,13 @@ function agrees(view: PdfView, ours: PdfValue | undefined, theirs: unknown, dept
     // qpdf drops dictionary entries whose value is null (ISO 32000-1 §7.3.7: same as absent).
     const isNull = (v: PdfValue) => v === null || (v instanceof PdfRef && view.getObject(v.num) === undefined);
     const ourKeys = [...ours.entries].filter(([, v]) => !isNull(v)).map(([k]) => k);
-    const theirKeys = Object.keys(t).filter((k) => t[k] !== null);
+    // qpdf files a value found where a key belongs under an invented /QPDFFake<n> key; we skip it.
+    const theirKeys = Object.keys(t).filter((k) => t[k] !== null && !/^\/QPDFFake\d+$/.test(k));
     if (ourKeys.length !== theirKeys.length) return false;
-    return ourKeys.every((k) => agrees(view, ours.get(k), t[`/${k}`] ?? t[`n:/${k}`], depth + 1));
+    return ourKeys.every((k) => {
+      const key = nameForms(k).find((form) => form in t);
+      return key !== undefined && agrees(view, ours.get(k), t[key], depth + 1);
+    });
   }
   return false;
 }

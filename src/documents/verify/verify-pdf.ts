@@ -32,6 +32,58 @@ function openFinal(data: Uint8Array, budget: DecodeBudget): PdfView {
   return view;
 }
 
+const BYTE_RANGE_TEXT = /\/ByteRange\s*\[\s*(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s*\]/g;
+const MAX_HIDDEN_SIGNATURES = 50;
+
+/**
+ * Byte ranges of filled signatures written anywhere in the file: [0 a b c] whose gap is a hex
+ * string. A signature dictionary is never compressed (its /Contents gap lies in the file), so
+ * this finds every signature ever written, whatever later updates did to the fields.
+ */
+function signatureByteRangesInFile(data: Uint8Array): number[][] {
+  const text = Buffer.from(data.buffer, data.byteOffset, data.length).toString('latin1');
+  const found = new Map<string, number[]>();
+  for (const m of text.matchAll(BYTE_RANGE_TEXT)) {
+    const br = m.slice(1, 5).map(Number) as [number, number, number, number];
+    const [start, gapStart, gapEnd, tail] = br;
+    if (start !== 0 || gapStart >= gapEnd || gapEnd + tail > data.length) continue;
+    if (data[gapStart] !== 0x3c || data[gapEnd - 1] !== 0x3e) continue;
+    found.set(br.join(' '), br);
+    if (found.size > MAX_SIGNATURE_FIELDS) break;
+  }
+  return [...found.values()];
+}
+
+/**
+ * Signatures the file holds but the final document no longer shows (a later update dropped their
+ * field from the form, or a /Prev chain skips their revision). Each is examined in the revision
+ * it was made in; it cannot pass, because the document changed it away.
+ */
+function hiddenSignatures(data: Uint8Array, shown: SignatureFacts[], ctx: EvaluationContext, warnings: string[]): SignatureFacts[] {
+  const known = new Set(shown.flatMap((f) => (f.report.byteRange ? [f.report.byteRange.join(' ')] : [])));
+  const out: SignatureFacts[] = [];
+  for (const br of signatureByteRangesInFile(data)) {
+    const key = br.join(' ');
+    if (known.has(key) || out.length >= MAX_HIDDEN_SIGNATURES) continue;
+    known.add(key);
+    const home = ctx.signedView(br[2]! + br[3]!);
+    const field = home && findSignatureFields(home).find((f) => {
+      const value = home.resolve(home.dict(f.value)?.get('ByteRange'));
+      return Array.isArray(value) && value.join(' ') === key;
+    });
+    if (!home || !field) {
+      warnings.push(`the file holds a signature (/ByteRange [${key}]) that no signature field of its revision shows`);
+      continue;
+    }
+    const facts = examineSignature(field, ctx, home);
+    if (!facts.report.signed) continue;
+    facts.hidden = true;
+    facts.report.errors.push('this signature is no longer part of the document: a later update removed its field or hid its revision');
+    out.push(facts);
+  }
+  return out;
+}
+
 function countRevisions(data: Uint8Array, ends: number): number {
   const linearized = /\/Linearized\b/.test(Buffer.from(data.subarray(0, 2048)).toString('latin1'));
   return Math.max(1, linearized && ends > 1 ? ends - 1 : ends);
@@ -47,7 +99,7 @@ function applyModifications(facts: SignatureFacts, ctx: EvaluationContext, certi
   const { report, byteRange } = facts;
   if (!report.signed || byteRange.signedEnd === undefined) return true;
   const trailing = hasContentAfter(ctx.data, byteRange.signedEnd);
-  if (!trailing) return true;
+  if (!trailing) return !facts.hidden;
   const signedView = ctx.signedView(byteRange.signedEnd);
   if (!signedView) {
     report.modificationsAfter = 'other';
@@ -55,6 +107,7 @@ function applyModifications(facts: SignatureFacts, ctx: EvaluationContext, certi
     return false;
   }
   const mods = classifyModifications(signedView, ctx.final);
+  if (facts.hidden) mods.level = 'other';
   report.modificationsAfter = mods.level;
   if (ctx.final.startxref !== undefined && ctx.final.startxref < byteRange.signedEnd && hasContentAfter(ctx.data, byteRange.signedEnd)) {
     report.modificationsAfter = 'other';
@@ -116,7 +169,11 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
 
   const fields = findSignatureFields(final).slice(0, MAX_SIGNATURE_FIELDS);
   const examined = fields.map((field) => examineSignature(field, ctx));
+  const warnings = [...final.recovery];
   const facts = examined.filter((f) => f.report.signed);
+  const hidden = hiddenSignatures(data, facts, ctx, warnings);
+  if (hidden.length > 0) warnings.push(`${hidden.length} signature(s) in the file are not shown by the final document (their fields were removed or their revisions skipped by a later update)`);
+  facts.push(...hidden);
   const unsignedFields = examined.filter((f) => !f.report.signed).map((f) => f.report.field);
   facts.sort((a, b) => (a.byteRange.signedEnd ?? Infinity) - (b.byteRange.signedEnd ?? Infinity));
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
@@ -143,7 +200,7 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
       revisions: countRevisions(data, revisions.length),
       signatureCount: signed.length,
       modifiedAfterLastSignature,
-      warnings: [...final.recovery],
+      warnings,
     },
     signatures: signed,
     unsignedFields,

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
-import { ALL_ATTACKS, PREPARED_ATTACKS, QpdfReader, type Attack } from '../../support/pdf-attacks.js';
+import { ALL_ATTACKS, ATTACKS, PREPARED_ATTACKS, QpdfReader, type Attack } from '../../support/pdf-attacks.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { signRoutesFor } from '../sign/route-signing.js';
@@ -126,10 +126,27 @@ describe('attack generators × signed PDFs: no forged file verifies', () => {
         const after = verify(forged);
         expect(after.valid, name).toBe(false);
         expect(after.signatures[0], name).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
-        expect(after.signatures[0]!.errors.join(' '), name).toMatch(/absent when it was signed/);
+        expect(after.signatures[0]!.errors.join(' '), name).toMatch(attack.expectedError);
+        expect(reader.firstPageClosure(forged), `${name}: qpdf shows a changed first page`).not.toBe(reader.firstPageClosure(signed));
       }
     });
   }
+
+  it('every attack meant to change what is shown does so for qpdf (so every verdict above is about a real change)', () => {
+    const shown = ATTACKS.filter((a) => a.changesFirstPageForQpdf !== false && a.family !== 'signature wrapping');
+    // A file qpdf can no longer open (e.g. /Prev 0 hides the catalog from it) is changed too.
+    const closure = (pdf: Buffer) => {
+      try {
+        return reader.firstPageClosure(pdf);
+      } catch {
+        return '(qpdf cannot open it)';
+      }
+    };
+    for (const target of targets) {
+      const original = reader.firstPageClosure(target.pdf);
+      for (const attack of shown) expect(closure(attack.apply(target.pdf, reader)), `${target.name} + ${attack.name}`).not.toBe(original);
+    }
+  }, 300_000);
 
   it('our reader and qpdf read every forged file made from POST /v1/sign output alike', () => {
     for (const target of targets.filter((t) => t.name.startsWith('POST'))) {

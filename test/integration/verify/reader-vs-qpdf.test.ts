@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS_DIR } from '../../support/corpus.js';
-import { ALL_ATTACKS, QpdfReader } from '../../support/pdf-attacks.js';
+import { ALL_ATTACKS, QpdfReader, appendRevision } from '../../support/pdf-attacks.js';
+import { PdfView } from '../../../src/documents/verify/pdf/document.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { makeTestPki } from '../../unit/verify/helpers/pki.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';
@@ -32,6 +33,31 @@ describe('the verifier reads PDFs as qpdf does', () => {
   it('a Word-style hybrid file (objects in object streams free in the table, listed by /XRefStm) agrees', () => {
     expectAgreementWithQpdf(reader, 'hybrid', TestPdf.hybridBase().bytes);
     expect(reader.show(TestPdf.hybridBase().bytes, 5)).toMatch(/Fields/);
+  });
+
+  it('names with escapes and non-ASCII bytes and strings in every encoding read the same', () => {
+    const pdf = TestPdf.base().update({
+      20: '<< /A#20B /C#2FD /X#e9 (caf\\351) /Y#23z /F#c3#a9 /K [/G#e3#81#82 (\\222\\223) <FEFF00E9> <EFBBBF63C3A9> <FFFE6500>] /Empty () >>',
+    }).bytes;
+    expectAgreementWithQpdf(reader, 'names and strings', pdf);
+  });
+
+  it('damaged dictionaries (a value where a key belongs, a last key without a value) are recovered as qpdf does', () => {
+    const pdf = TestPdf.base().update({
+      20: '<< /A 1 2 /B (two) [/stray] /C << /D 4 /E >> /F >>',
+      21: '<< /Type /Annot 99 /Subtype /Text /Rect [0 0 1 1] (x) >>',
+    }).bytes;
+    expectAgreementWithQpdf(reader, 'damaged dictionaries', pdf);
+  });
+
+  it('an update whose xref table has no subsection is rebuilt by scanning, as qpdf does, and says so', () => {
+    const signed = readFileSync(path.join(CORPUS_DIR, 'pdf-signed', 'signpdf-signed.pdf'));
+    const pdf = appendRevision(signed, reader, {});
+    expect(pdf.toString('latin1')).toMatch(/xref\ntrailer/);
+    expectAgreementWithQpdf(reader, 'empty xref table', pdf);
+    const view = new PdfView(pdf, pdf.length);
+    expect(view.reconstructed).toBe(true);
+    expect(view.recovery.join(' ')).toMatch(/scanning/);
   });
 
   it.each(corpusFiles)('%s: every revision agrees', (file) => {

@@ -361,6 +361,9 @@ export class PdfView {
 
   private readXrefTable(parser: PdfParser, table: Map<number, XrefEntry>): PdfDict {
     for (let subsections = 0; subsections < 100_000; subsections++) {
+      // A table needs at least one subsection (§7.5.4); qpdf treats "xref" directly followed by
+      // "trailer" as a damaged file and rebuilds it by scanning, and so do we.
+      if (subsections === 0 && parser.peekKeyword() === 'trailer') throw new PdfSyntaxError('xref table without subsections');
       if (parser.peekKeyword() === 'trailer') {
         parser.readKeyword();
         const trailer = parser.parseObject();

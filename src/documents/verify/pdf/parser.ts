@@ -246,15 +246,22 @@ export class PdfParser {
 
   private parseDictOrStream(depth: number): PdfDict | PdfStream {
     const entries = new Map<string, PdfValue>();
-    for (;;) {
+    const atEnd = () => this.data[this.pos] === 0x3e && this.data[this.pos + 1] === 0x3e;
+    for (let items = 0; ; items++) {
       this.skipWhitespace();
-      if (this.data[this.pos] === 0x3e && this.data[this.pos + 1] === 0x3e) {
+      if (atEnd()) {
         this.pos += 2;
         break;
       }
-      if (this.data[this.pos] !== 0x2f) throw new PdfSyntaxError('dictionary key is not a name');
-      if (entries.size >= MAX_COLLECTION_ITEMS) throw new PdfSyntaxError('dictionary too large');
+      if (items >= MAX_COLLECTION_ITEMS) throw new PdfSyntaxError('dictionary too large');
+      if (this.data[this.pos] !== 0x2f) {
+        // A value where a key belongs (a damaged dictionary): skipped, as poppler and qpdf recover.
+        this.parseObject(depth + 1);
+        continue;
+      }
       const key = this.readName().name;
+      this.skipWhitespace();
+      if (atEnd()) continue; // a last key without a value: null, i.e. absent (§7.3.7)
       entries.set(key, this.parseObject(depth + 1));
     }
     const dict = new PdfDict(entries);

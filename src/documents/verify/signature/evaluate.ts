@@ -18,6 +18,8 @@ export interface SignatureFacts {
   signerCert?: Cert;
   /** A /Contents placeholder that was never filled (all zero bytes). */
   placeholder: boolean;
+  /** Found in the file but not shown by the final document (its field was dropped later). */
+  hidden?: boolean;
 }
 
 export interface EvaluationContext {
@@ -113,10 +115,13 @@ function checkX509RsaSha1(contents: Uint8Array, certs: Cert[], ranges: Array<[nu
 
 const concatRanges = (data: Uint8Array, ranges: Array<[number, number]>) => Buffer.concat(ranges.map(([s, e]) => data.subarray(s, e)));
 
-/** Gathers facts about one signature field: byte range, CMS, certificates, time-stamps, DocMDP. */
-export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContext): SignatureFacts {
+/**
+ * Gathers facts about one signature field: byte range, CMS, certificates, time-stamps, DocMDP.
+ * `home` is the revision the field was found in when the final document no longer shows it.
+ */
+export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContext, home: PdfView = ctx.final): SignatureFacts {
   const report = emptyReport(field);
-  const finalDict = asDict(ctx.final.resolve(field.value));
+  const finalDict = asDict(home.resolve(field.value));
   if (!finalDict) {
     report.errors.push('the signature field is empty (not signed)');
     return { report, byteRange: { coverage: 'unclear' }, placeholder: true };
