@@ -110,6 +110,11 @@ export class QpdfReader {
     return this.run(pdf, [`--show-object=${object}`], 'latin1');
   }
 
+  /** A stream's data as qpdf decodes (and decrypts) it. */
+  streamData(pdf: Buffer, object: number): string {
+    return this.run(pdf, [`--show-object=${object}`, '--filtered-stream-data'], 'latin1');
+  }
+
   /**
    * What the first page shows as qpdf reads it: the page object and every object it reaches (not
    * through /Parent or /P), stream data included, as one string. Two files whose first pages show

@@ -6,8 +6,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
 import { verifyPdf } from '../../../src/documents/verify/index.js';
-import { rc4 } from '../../../src/documents/verify/pdf/encryption.js';
-import { QpdfReader } from '../../support/pdf-attacks.js';
+import { firstId, openStandardSecurity, rc4 } from '../../../src/documents/verify/pdf/encryption.js';
+import { PdfView } from '../../../src/documents/verify/pdf/document.js';
+import { PdfRef } from '../../../src/documents/verify/pdf/objects.js';
+import { QpdfReader, appendRevision, withKey } from '../../support/pdf-attacks.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { buildCms } from '../../unit/verify/helpers/cms.js';
 import { makeTestPki, type TestIdentity } from '../../unit/verify/helpers/pki.js';
@@ -131,6 +133,59 @@ describe('verify: encrypted PDFs with the empty user password', () => {
       expect(err).toMatchObject({ status: 422, code: 'ENCRYPTED_DOCUMENT' });
       expect((err as Error).message).toMatch(/needs a password/);
     }
+  });
+});
+
+/**
+ * An incremental update written into an RC4-encrypted file the way a PDF editor writes one: its
+ * strings and streams encrypted with the object's key. RC4 is its own inverse, so the file's own
+ * decryptor (the empty user password opens it) also encrypts.
+ */
+function encryptedUpdate(pdf: Buffer, build: (seal: { string(text: string, num: number): string; stream(text: string, num: number): string }, page: string) => Map<number, string>): Buffer {
+  const view = new PdfView(pdf, pdf.length);
+  const encryptRef = view.trailer.get('Encrypt');
+  if (!(encryptRef instanceof PdfRef)) throw new Error('not an encrypted file with an indirect /Encrypt');
+  const cipher = openStandardSecurity(view.encryption!, firstId(view.trailer, (v) => view.resolve(v)), (v) => view.resolve(v));
+  const latin1 = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
+  const seal = {
+    string: (text: string, num: number) => `<${Buffer.from(cipher.decryptString(Buffer.from(text, 'latin1'), num, 0)).toString('hex')}>`,
+    stream: (text: string, num: number) => {
+      const data = latin1(cipher.decryptStream(Buffer.from(text, 'latin1'), num, 0));
+      return `<< /Length ${data.length} >>\nstream\n${data}\nendstream`;
+    },
+  };
+  const page = reader.show(pdf, reader.facts(pdf).firstPage);
+  return appendRevision(pdf, reader, { objects: build(seal, page), trailerExtra: `/Encrypt ${encryptRef.num} 0 R` });
+}
+
+describe('verify: updates written into encrypted files are analysed on what they decrypt to', () => {
+  const RC4 = VARIANTS.filter(([label]) => label.startsWith('RC4') && !label.includes('object streams'));
+
+  it.each(RC4)('%s: an annotation added after signing (encrypted text) is an annotation change and still passes', (_label, args) => {
+    const signed = fill(encrypt(prepared(), '', args));
+    const facts = reader.facts(signed);
+    const note = facts.size;
+    const pdf = encryptedUpdate(signed, (seal, page) => new Map([
+      [note, `<< /Type /Annot /Subtype /Text /Rect [10 10 30 30] /Contents ${seal.string('Reviewed, approved', note)} /P ${facts.firstPage} 0 R >>`],
+      [facts.firstPage, withKey(page, 'Annots', `[${/\/Annots\s*\[([^\]]*)\]/.exec(page)?.[1] ?? ''} ${note} 0 R]`)],
+    ]));
+    expect(reader.show(pdf, note)).toContain('Reviewed, approved'); // qpdf decrypts the new string
+    expectAgreementWithQpdf(reader, `encrypted update ${args.join(' ')}`, pdf);
+    const report = verifyPdf(pdf, { trustRoots: [root.pem] });
+    expect(report.signatures[0]).toMatchObject({ intact: true, modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
+    expect(report.valid).toBe(true);
+  });
+
+  it.each(RC4)('%s: page content replaced after signing (encrypted stream) is a forbidden change', (_label, args) => {
+    const signed = fill(encrypt(prepared(), '', args));
+    const facts = reader.facts(signed);
+    const text = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+    const pdf = encryptedUpdate(signed, (seal) => new Map([[facts.contents[0]!, seal.stream(text, facts.contents[0]!)]]));
+    expect(reader.streamData(pdf, facts.contents[0]!)).toBe(text); // qpdf decrypts the new content
+    expectAgreementWithQpdf(reader, `encrypted content update ${args.join(' ')}`, pdf);
+    const report = verifyPdf(pdf, { trustRoots: [root.pem] });
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]).toMatchObject({ intact: true, modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
   });
 });
 
