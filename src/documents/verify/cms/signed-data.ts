@@ -38,6 +38,8 @@ export interface CmsCheck {
   /** Names an algorithm that verified but is too weak to pass (SHA-1, short RSA keys). */
   weakAlgorithm?: string;
   intact: boolean;
+  /** True when the message-digest attribute was compared with the content's digest (`intact` is meaningful). */
+  digestCompared?: boolean;
   cryptoValid: boolean;
   signingTime?: Date;
   signatureValue?: Uint8Array;
@@ -144,7 +146,10 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   // The message-digest comparison does not depend on the signature algorithm: report it even when
   // the algorithm cannot be checked.
   const messageDigest = signerInfo.signedAttrs ? attribute(signerInfo.signedAttrs, OID_MESSAGE_DIGEST) : undefined;
-  if (messageDigest instanceof asn1js.OctetString) check.intact = sameBytes(bytesOf(messageDigest.valueBlock.valueHexView), contentDigest);
+  if (messageDigest instanceof asn1js.OctetString) {
+    check.intact = sameBytes(bytesOf(messageDigest.valueBlock.valueHexView), contentDigest);
+    check.digestCompared = true;
+  }
   const scheme = signatureScheme(signerInfo.signatureAlgorithm, digest);
   if (!scheme) {
     const oid = signerInfo.signatureAlgorithm.algorithmId;

@@ -32,13 +32,17 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
   if (byteRange.notFound) return fail('INDETERMINATE', 'SIGNED_DATA_NOT_FOUND', byteRange.notFound);
   if (cms?.formatError) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', cms.formatError);
   if (byteRange.formatProblem) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', byteRange.formatProblem);
+  // The digest comparison does not depend on the signature algorithm: a document shown to be
+  // altered fails even when its signature value cannot be checked.
+  const altered = () => `${report.kind === 'documentTimestamp' ? 'the time-stamp imprint' : 'the signed digest'} does not match the signed bytes: the document was altered`;
+  if (cms?.unsupportedAlgorithm && cms.digestCompared && !report.intact) {
+    report.errors.push(`unsupported algorithm: ${cms.unsupportedAlgorithm}`);
+    return fail('TOTAL_FAILED', 'HASH_FAILURE', altered());
+  }
   if (cms?.unsupportedAlgorithm) return fail('INDETERMINATE', 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE', `unsupported algorithm: ${cms.unsupportedAlgorithm}`);
   if (!facts.signerCert) return fail('INDETERMINATE', 'NO_SIGNING_CERTIFICATE_FOUND', 'the signature carries no signer certificate');
   if (cms?.structureError) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', cms.structureError);
-  if (!report.intact) {
-    const what = report.kind === 'documentTimestamp' ? 'the time-stamp imprint' : 'the signed digest';
-    return fail('TOTAL_FAILED', 'HASH_FAILURE', `${what} does not match the signed bytes: the document was altered`);
-  }
+  if (!report.intact) return fail('TOTAL_FAILED', 'HASH_FAILURE', altered());
   if (!report.cryptoValid) return fail('TOTAL_FAILED', 'SIG_CRYPTO_FAILURE', 'the signature value does not verify with the signer certificate');
   if (!changesAllowed) {
     report.errors.unshift(`the document was changed after signing in a way that is not allowed (${report.modificationsAfter})`);
