@@ -167,9 +167,14 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
     },
   };
 
-  const fields = findSignatureFields(final).slice(0, MAX_SIGNATURE_FIELDS);
+  const allFields = findSignatureFields(final);
+  const fields = allFields.slice(0, MAX_SIGNATURE_FIELDS);
   const examined = fields.map((field) => examineSignature(field, ctx));
   const warnings = [...final.recovery];
+  const tooMany = allFields.length > fields.length
+    ? `The document has ${allFields.length} signature fields; only the first ${MAX_SIGNATURE_FIELDS} were checked, so it is not reported valid.`
+    : undefined;
+  if (tooMany) warnings.push(tooMany);
   const facts = examined.filter((f) => f.report.signed);
   const hidden = hiddenSignatures(data, facts, ctx, warnings);
   if (hidden.length > 0) warnings.push(`${hidden.length} signature(s) in the file are not shown by the final document (their fields were removed or their revisions skipped by a later update)`);
@@ -187,10 +192,11 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
   const lastFacts = facts.at(-1);
   const modifiedAfterLastSignature =
     !!last && (last.modificationsAfter !== 'none' || lastFacts?.byteRange.signedEnd === undefined || hasContentAfter(data, lastFacts.byteRange.signedEnd));
-  const valid = signed.length > 0 && signed.every((s) => s.indication === 'TOTAL_PASSED');
+  const allPassed = signed.length > 0 && signed.every((s) => s.indication === 'TOTAL_PASSED');
+  const valid = allPassed && !tooMany;
   return {
     valid,
-    reason: summaryReason(signed, unsignedFields),
+    reason: allPassed && tooMany ? tooMany : summaryReason(signed, unsignedFields),
     signer: last ? signerSummary(last) : null,
     signers: signed.map(signerSummary),
     document: {

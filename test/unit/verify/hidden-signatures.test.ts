@@ -76,3 +76,21 @@ describe('verifyPdf: signatures a later update hides', () => {
     expect(report.document.warnings).toEqual([]);
   });
 });
+
+describe('verifyPdf: more signature fields than one request checks', () => {
+  it('is not reported valid, and says why', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer } });
+    const fields: Record<number, string> = {};
+    const refs: string[] = ['7 0 R', '8 0 R', '9 0 R'];
+    for (let i = 0; i < 205; i++) {
+      const num = pdf.size + i;
+      fields[num] = `<< /FT /Sig /T (Extra${i}) >>`;
+      refs.push(`${num} 0 R`);
+    }
+    pdf.update({ ...fields, 5: `<< /Fields [${refs.join(' ')}] /SigFlags 3 >>` });
+    const report = verify(pdf.bytes);
+    expect(report.valid).toBe(false);
+    expect(report.reason).toMatch(/only the first 200 were checked/);
+    expect(report.document.warnings.join(' ')).toMatch(/207 signature fields/);
+  });
+});
