@@ -15,8 +15,11 @@ import type { ModificationLevel } from '../types.js';
  *    Document time-stamps and DSS are also "LTV" updates.
  *  - formFilling: /V, /AS, /AP, /MK of existing non-signature fields and widgets; their
  *    appearance streams; /NeedAppearances and /DR of the AcroForm.
- *  - annotations: non-widget annotations added to, removed from, or changed in a page's /Annots;
- *    an annotation-appearance name tree (/Names /AP) added.
+ *  - annotations: non-widget annotations added to, removed from, or changed in a page's /Annots,
+ *    and their appearance streams; an annotation-appearance name tree (/Names /AP) added.
+ *  - No leniency for an object the pages' /Contents or /Resources reach (a document prepared with
+ *    its content listed as an annotation, appearance, metadata or DSS object), for DSS streams
+ *    rewritten in place, or for objects referenced before they existed.
  *  - metadata (/Info, catalog /Metadata): allowed, reported as a warning.
  *  - other: everything else, e.g. page content or resources, the page tree, catalog entries,
  *    a changed signature dictionary, new non-signature fields, deleted objects, redefined
@@ -46,6 +49,7 @@ interface SignedContext {
   signatureValueNums: Set<number>;
   fieldAppearanceNums: Set<number>;
   annotationNums: Set<number>;
+  annotationAppearanceNums: Set<number>;
   metadataNums: Set<number>;
   dssNums: Set<number>;
   namesNum?: number;
@@ -67,6 +71,7 @@ function signedContext(view: PdfView): SignedContext {
     signatureValueNums: new Set(),
     fieldAppearanceNums: new Set(),
     annotationNums: new Set(),
+    annotationAppearanceNums: new Set(),
     metadataNums: new Set([refNum(view.trailer.get('Info')), refNum(catalog?.get('Metadata'))].filter((n) => n !== undefined)),
     dssNums: new Set(),
     namesNum: refNum(catalog?.get('Names')),
@@ -92,13 +97,21 @@ function signedContext(view: PdfView): SignedContext {
       if (isName(dict.get('Subtype'), 'Widget')) {
         ctx.fieldNums.add(num);
         for (const n of appearanceStreamNums(view, dict)) ctx.fieldAppearanceNums.add(n);
-      } else ctx.annotationNums.add(num);
+      } else {
+        ctx.annotationNums.add(num);
+        for (const n of appearanceStreamNums(view, dict)) ctx.annotationAppearanceNums.add(n);
+      }
     }
   }
   const dss = view.dict(catalog?.get('DSS'));
   const dssNum = refNum(catalog?.get('DSS'));
   if (dssNum !== undefined) ctx.dssNums.add(dssNum);
   for (const value of dss?.entries.values() ?? []) {
+    const n = refNum(value);
+    if (n !== undefined) ctx.dssNums.add(n);
+  }
+  // /VRI's per-signature dictionaries, when indirect.
+  for (const value of view.dict(dss?.get('VRI'))?.entries.values() ?? []) {
     const n = refNum(value);
     if (n !== undefined) ctx.dssNums.add(n);
   }
@@ -274,10 +287,13 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
   else if (ctx.annotsArrayNums.has(num)) classifyArrayChange(asArray(before) ?? [], asArray(after) ?? [], final, 'annots', out);
   else if (ctx.fieldNums.has(num) && beforeDict && afterDict) classifyField(beforeDict, afterDict, signed, final, out);
   else if (ctx.pageNums.has(num) && beforeDict && afterDict) classifyPage(beforeDict, afterDict, signed, final, out);
-  else if (ctx.annotationNums.has(num)) out.add('annotations', 'an annotation was changed');
+  else if (isLenient(num, ctx) && pageContentNums(signed).has(num)) {
+    out.add('other', `object ${num} is part of what a page shows (its content or resources), whatever else also uses it`);
+  } else if (ctx.annotationNums.has(num)) out.add('annotations', 'an annotation was changed');
   else if (ctx.fieldAppearanceNums.has(num)) out.add('formFilling', 'a form field appearance stream was changed');
+  else if (ctx.annotationAppearanceNums.has(num)) out.add('annotations', 'an annotation appearance stream was changed');
   else if (ctx.metadataNums.has(num)) out.warn('document information (metadata) was updated after signing');
-  else if (ctx.dssNums.has(num) || isName(afterDict?.get('Type'), 'DSS')) out.add('signatures', 'validation data (DSS) updated', true);
+  else if (ctx.dssNums.has(num) && isDssOnly(num, before, after, ctx, signed)) out.add('signatures', 'validation data (DSS) updated', true);
   else if (ctx.pageTreeNums.has(num) && beforeDict && afterDict) classifyPageTreeNode(beforeDict, afterDict, out);
   else if (ctx.pageTreeNums.has(num)) out.add('other', 'the page tree was changed (pages added, removed or reordered)');
   else if (num === ctx.namesNum && beforeDict && afterDict) classifyNames(beforeDict, afterDict, out);
@@ -362,6 +378,52 @@ function classifyFilledReferences(created: number[], signed: PdfView, final: Pdf
       out.add('other', `object ${num}, referenced by signed object ${unchangedReferrer} but absent when it was signed, was defined after signing`);
     }
   }
+}
+
+/** Categories whose objects may change after signing without their keys being examined one by one. */
+const isLenient = (num: number, ctx: SignedContext) =>
+  ctx.annotationNums.has(num) || ctx.fieldAppearanceNums.has(num) || ctx.annotationAppearanceNums.has(num) || ctx.metadataNums.has(num) || ctx.dssNums.has(num);
+
+const MAX_PAGE_CONTENT_OBJECTS = 200_000;
+const pageContentByView = new WeakMap<PdfView, Set<number>>();
+
+/**
+ * Objects reachable from the pages' /Contents and /Resources (inherited ones included): what the
+ * pages show. An annotation, appearance stream, metadata or DSS object that is also one of these
+ * (a document prepared so) gets no leniency: changing it changes the page.
+ */
+function pageContentNums(view: PdfView): Set<number> {
+  const cached = pageContentByView.get(view);
+  if (cached) return cached;
+  const found = new Set<number>();
+  const { pages, nodes } = walkPageTree(view);
+  const stack: Array<PdfValue | undefined> = [];
+  for (const page of pages) stack.push(page.dict.get('Contents'), page.dict.get('Resources'));
+  for (const node of nodes) stack.push(view.dict(new PdfRef(node, 0))?.get('Resources'));
+  // Each reference is followed once, and direct values are finite trees: the walk ends.
+  while (stack.length > 0 && found.size < MAX_PAGE_CONTENT_OBJECTS) {
+    const value = stack.pop();
+    if (value instanceof PdfRef) {
+      if (found.has(value.num)) continue;
+      found.add(value.num);
+      stack.push(view.getObject(value.num));
+    } else if (Array.isArray(value)) for (const item of value) stack.push(item);
+    else if (value instanceof PdfStream) stack.push(value.dict);
+    else if (value instanceof PdfDict) for (const [key, item] of value.entries) if (key !== 'Parent' && key !== 'P') stack.push(item);
+  }
+  pageContentByView.set(view, found);
+  return found;
+}
+
+/**
+ * A changed DSS object is validation data only when it is a dictionary or array (certificates,
+ * CRLs and OCSP responses are added as new streams, never rewritten) and nothing but the DSS and the
+ * catalog referenced it when signed: a document prepared with its page content listed in the DSS
+ * must not get content changes through as "validation data".
+ */
+function isDssOnly(num: number, before: PdfValue | undefined, after: PdfValue | undefined, ctx: SignedContext, signed: PdfView): boolean {
+  if (before instanceof PdfStream || after instanceof PdfStream) return false;
+  return (referrers(signed).get(num) ?? []).every((by) => by === ctx.catalogNum || ctx.dssNums.has(by));
 }
 
 /** Compares the signed revision with the final document and classifies every change. */

@@ -1,0 +1,109 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { verifyPdf } from '../../../src/documents/verify/index.js';
+import { makeTestPki, type TestIdentity } from './helpers/pki.js';
+import { TestPdf } from './helpers/pdf.js';
+
+/**
+ * DSS (validation data) may grow after a signature, even under DocMDP P1; it must not become a
+ * channel for changing what the page shows: objects the page also uses, streams rewritten in
+ * place, or any object merely claiming /Type /DSS.
+ */
+
+let root: TestIdentity;
+let signer: TestIdentity;
+beforeAll(() => {
+  ({ root, signer } = makeTestPki());
+});
+
+const first = (pdf: TestPdf) => verifyPdf(pdf.bytes, { trustRoots: [root.pem] }).signatures[0]!;
+const VOID = 'BT /F1 36 Tf 72 400 Td (CONTRACT VOID) Tj ET';
+const voidStream = `<< /Length ${VOID.length} >>\nstream\n${VOID}\nendstream`;
+const catalogWithDss = (dss: string, perms = '') => `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /DSS ${dss}${perms} >>`;
+
+describe('verifyPdf: DSS updates after signing', () => {
+  it('a DSS whose certificate list grows (new streams, arrays rewritten) stays an LTV update under P1', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 1 });
+    const sigNum = pdf.size - 1;
+    const perms = ` /Perms << /DocMDP ${sigNum} 0 R >>`;
+    const [certs, dss, cert1, cert2] = [pdf.size, pdf.size + 1, pdf.size + 2, pdf.size + 3];
+    const certStream = (n: number) => `<< /Length 4 >>\nstream\nder${n}\nendstream`;
+    pdf.update({ [cert1]: certStream(1), [certs]: `[${cert1} 0 R]`, [dss]: `<< /Certs ${certs} 0 R >>`, 1: catalogWithDss(`${dss} 0 R`, perms) });
+    pdf.update({ [cert2]: certStream(2), [certs]: `[${cert1} 0 R ${cert2} 0 R]`, [dss]: `<< /Certs ${certs} 0 R /VRI << >> >>` });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+  });
+
+  it('a font rewritten to claim /Type /DSS is still a forbidden change', () => {
+    const pdf = TestPdf.base().sign({ cms: { signer } });
+    pdf.update({ 6: '<< /Type /DSS /Subtype /Type1 /BaseFont /ZapfDingbats >>' });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('the page content stream listed in the DSS before signing, rewritten afterwards, is a forbidden change', () => {
+    const pdf = TestPdf.base();
+    pdf.update({ 1: catalogWithDss('<< /Certs 4 0 R >>') });
+    pdf.sign({ cms: { signer } });
+    pdf.update({ 4: voidStream });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('an array both the page (/Contents) and the DSS (/Certs) use, rewritten afterwards, is a forbidden change', () => {
+    const pdf = TestPdf.base();
+    pdf.update({
+      30: '[4 0 R]',
+      31: '<< /Certs 30 0 R >>',
+      3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 30 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R] >>',
+      1: catalogWithDss('31 0 R'),
+    });
+    pdf.sign({ cms: { signer } });
+    pdf.update({ 40: voidStream, 30: '[40 0 R]' });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+});
+
+describe('verifyPdf: lenient categories cannot alias page content', () => {
+  it('a widget appearance (/AP /N) that is also the page content stream, rewritten afterwards, is a forbidden change', () => {
+    const pdf = TestPdf.base();
+    pdf.update({ 8: '<< /FT /Tx /T (Name) /V (Alice) /Type /Annot /Subtype /Widget /Rect [72 600 300 620] /P 3 0 R /AP << /N 4 0 R >> >>' });
+    pdf.sign({ cms: { signer } });
+    pdf.update({ 4: voidStream });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('catalog /Metadata pointing at the page content stream: rewriting it is a forbidden change, not a metadata warning', () => {
+    const pdf = TestPdf.base();
+    pdf.update({ 1: '<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Metadata 4 0 R >>' });
+    pdf.sign({ cms: { signer } });
+    pdf.update({ 4: voidStream });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('an annotation dictionary that is also the page font, rewritten afterwards, is a forbidden change', () => {
+    const pdf = TestPdf.base();
+    pdf.update({
+      6: '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Rect [0 0 0 0] >>',
+      3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R 6 0 R] >>',
+    });
+    pdf.sign({ cms: { signer } });
+    pdf.update({ 6: '<< /Type /Font /Subtype /Type1 /BaseFont /ZapfDingbats /Rect [0 0 0 0] >>' });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('a real annotation, appearance stream and metadata change stay allowed', () => {
+    const pdf = TestPdf.base();
+    const [annot, ap, meta] = [pdf.size, pdf.size + 1, pdf.size + 2];
+    pdf.update({
+      [ap]: '<< /Type /XObject /Subtype /Form /BBox [0 0 20 20] /Length 0 >>\nstream\n\nendstream',
+      [annot]: `<< /Type /Annot /Subtype /Text /Rect [10 10 30 30] /Contents (note) /AP << /N ${ap} 0 R >> >>`,
+      [meta]: '<< /Type /Metadata /Subtype /XML /Length 3 >>\nstream\nxmp\nendstream',
+      3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [7 0 R 8 0 R 9 0 R ${annot} 0 R] >>`,
+      1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Metadata ${meta} 0 R >>`,
+    });
+    pdf.sign({ cms: { signer } });
+    pdf.update({
+      [annot]: `<< /Type /Annot /Subtype /Text /Rect [10 10 30 30] /Contents (edited note) /AP << /N ${ap} 0 R >> >>`,
+      [ap]: '<< /Type /XObject /Subtype /Form /BBox [0 0 20 20] /Length 2 >>\nstream\nq Q\nendstream',
+      [meta]: '<< /Type /Metadata /Subtype /XML /Length 4 >>\nstream\nxmp2\nendstream',
+    });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
+  });
+});
