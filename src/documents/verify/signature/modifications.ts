@@ -141,6 +141,17 @@ const sameEntry = (a: XrefEntry | undefined, b: XrefEntry | undefined) =>
   a.kind === b.kind &&
   (a.kind === 'offset' ? a.offset === (b as { offset: number }).offset : a.kind === 'compressed' ? a.stream === (b as { stream: number }).stream && a.index === (b as { index: number }).index : true);
 
+/**
+ * The object reads from the same bytes in both views: the same entry and, for an object in an
+ * object stream, the same object stream (a stream rewritten in place changes every object in it
+ * while their own entries stay the same).
+ */
+const unchangedIn = (signed: PdfView, final: PdfView, num: number): boolean => {
+  const before = signed.entries.get(num);
+  if (!sameEntry(before, final.entries.get(num))) return false;
+  return before?.kind !== 'compressed' || sameEntry(signed.entries.get(before.stream), final.entries.get(before.stream));
+};
+
 const changedKeys = (before: PdfDict, after: PdfDict) =>
   [...new Set([...before.entries.keys(), ...after.entries.keys()])].filter((k) => !pdfEqual(before.get(k), after.get(k)));
 
@@ -373,7 +384,7 @@ function classifyFilledReferences(created: number[], signed: PdfView, final: Pdf
   if (candidates.length === 0) return;
   const refs = referrers(final);
   for (const num of candidates) {
-    const unchangedReferrer = (refs.get(num) ?? []).find((by) => by !== num && sameEntry(signed.entries.get(by), final.entries.get(by)));
+    const unchangedReferrer = (refs.get(num) ?? []).find((by) => by !== num && unchangedIn(signed, final, by));
     if (unchangedReferrer !== undefined) {
       out.add('other', `object ${num}, referenced by signed object ${unchangedReferrer} but absent when it was signed, was defined after signing`);
     }
@@ -438,7 +449,7 @@ export function classifyModifications(signed: PdfView, final: PdfView): Modifica
   for (const num of nums) {
     const beforeEntry = signed.entries.get(num);
     const afterEntry = final.entries.get(num);
-    if (sameEntry(beforeEntry, afterEntry)) continue;
+    if (unchangedIn(signed, final, num)) continue;
     if (++examined > MAX_CHANGED_OBJECTS) {
       out.add('other', 'too many objects changed after signing to analyse');
       break;

@@ -4,9 +4,9 @@ import { makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { TestPdf } from './helpers/pdf.js';
 
 /**
- * DSS (validation data) may grow after a signature, even under DocMDP P1; it must not become a
- * channel for changing what the page shows: objects the page also uses, streams rewritten in
- * place, or any object merely claiming /Type /DSS.
+ * Channels for changing what a page shows without it counting as a change: DSS (validation data may
+ * grow after a signature, even under DocMDP P1, but must not carry page content), lenient categories
+ * aliasing page content, and object streams rewritten in place.
  */
 
 let root: TestIdentity;
@@ -105,5 +105,34 @@ describe('verifyPdf: lenient categories cannot alias page content', () => {
       [meta]: '<< /Type /Metadata /Subtype /XML /Length 4 >>\nstream\nxmp2\nendstream',
     });
     expect(first(pdf)).toMatchObject({ modificationsAfter: 'annotations', indication: 'TOTAL_PASSED' });
+  });
+});
+
+describe('verifyPdf: object streams rewritten in place', () => {
+  /** Rewrites object stream 10 of a hybridBase() document with `edit` applied to its objects' text. */
+  function rewriteObjectStream(pdf: TestPdf, edit: (body: string) => string): void {
+    const text = pdf.bytes.toString('latin1');
+    const m = /\n10 0 obj\n<< \/Type \/ObjStm \/N \d+ \/First (\d+) \/Length \d+ >>\nstream\n([^]*?)\nendstream/.exec(text)!;
+    const objects = m[2]!.slice(Number(m[1])).split('\n').filter(Boolean).map(edit);
+    let header = '';
+    let content = '';
+    objects.forEach((body, i) => {
+      header += `${[5, 6, 7, 8, 9][i]} ${content.length} `;
+      content += `${body}\n`;
+    });
+    const stream = `${header}\n${content}`;
+    pdf.update({ 10: `<< /Type /ObjStm /N ${objects.length} /First ${header.length + 1} /Length ${stream.length} >>\nstream\n${stream}\nendstream` });
+  }
+
+  it('a font swapped by rewriting the object stream that holds it (its own entry unchanged) is a forbidden change', () => {
+    const pdf = TestPdf.hybridBase().sign({ cms: { signer } });
+    rewriteObjectStream(pdf, (body) => body.replace('/BaseFont /Helvetica', '/BaseFont /ZapfDingbats'));
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+  });
+
+  it('the same object stream written again with the same objects changes nothing', () => {
+    const pdf = TestPdf.hybridBase().sign({ cms: { signer } });
+    rewriteObjectStream(pdf, (body) => body);
+    expect(first(pdf)).toMatchObject({ indication: 'TOTAL_PASSED' });
   });
 });
