@@ -136,3 +136,34 @@ describe('verifyPdf: object streams rewritten in place', () => {
     expect(first(pdf)).toMatchObject({ indication: 'TOTAL_PASSED' });
   });
 });
+
+describe('verifyPdf: the appearance of a signature already made', () => {
+  it('giving a signed field a new /AP afterwards is a forbidden change', () => {
+    const apStream = (text: string) => `<< /Type /XObject /Subtype /Form /BBox [0 0 200 50] /Length ${text.length} >>\nstream\n${text}\nendstream`;
+    const pdf = TestPdf.base();
+    const ap = pdf.size;
+    pdf.update({ [ap]: apStream('BT /F1 12 Tf 0 20 Td (Signed by Alice) Tj ET') });
+    pdf.sign({ cms: { signer } });
+    const sigNum = pdf.size - 1;
+    const withAp = `<< /FT /Sig /T (Signature1) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V ${sigNum} 0 R /AP << /N ${ap} 0 R >> >>`;
+    // The signature's own update did not set /AP; setting it now changes a signature already made.
+    pdf.update({ 7: withAp });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(first(pdf).errors.join(' ')).toMatch(/appearance of a signature already made/);
+  });
+
+  it('the appearance stream of a signed field rewritten in place is a forbidden change', () => {
+    const pdf = TestPdf.base();
+    const ap = pdf.size;
+    const apStream = (text: string) => `<< /Type /XObject /Subtype /Form /BBox [0 0 200 50] /Length ${text.length} >>\nstream\n${text}\nendstream`;
+    pdf.update({
+      [ap]: apStream('BT /F1 12 Tf 0 20 Td (Signed by Alice) Tj ET'),
+      7: `<< /FT /Sig /T (Signature1) /Type /Annot /Subtype /Widget /Rect [72 100 272 150] /P 3 0 R /F 4 /AP << /N ${ap} 0 R >> >>`,
+    });
+    pdf.sign({ cms: { signer }, extraFieldEntries: `/AP << /N ${ap} 0 R >>` });
+    expect(first(pdf)).toMatchObject({ indication: 'TOTAL_PASSED' });
+    pdf.update({ [ap]: apStream('BT /F1 36 Tf 0 10 Td (CONTRACT VOID) Tj ET') });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
+    expect(first(pdf).errors.join(' ')).toMatch(/appearance stream of a signature already made/);
+  });
+});

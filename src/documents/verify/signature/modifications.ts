@@ -48,11 +48,24 @@ interface SignedContext {
   signatureFieldNums: Set<number>;
   signatureValueNums: Set<number>;
   fieldAppearanceNums: Set<number>;
+  /** Appearance streams of signature fields already signed in this revision. */
+  signedAppearanceNums: Set<number>;
   annotationNums: Set<number>;
   annotationAppearanceNums: Set<number>;
   metadataNums: Set<number>;
   dssNums: Set<number>;
   namesNum?: number;
+}
+
+/** A signature field (or its widget) that holds a signature value, directly or through its parents. */
+function isSignedSignature(view: PdfView, dict: PdfDict): boolean {
+  if (inheritedFieldType(view, dict) !== 'Sig') return false;
+  let current: PdfDict | undefined = dict;
+  for (let depth = 0; current && depth < 32; depth++) {
+    if (current.has('V')) return view.dict(current.get('V')) !== undefined;
+    current = view.dict(current.get('Parent'));
+  }
+  return false;
 }
 
 function signedContext(view: PdfView): SignedContext {
@@ -70,6 +83,7 @@ function signedContext(view: PdfView): SignedContext {
     signatureFieldNums: new Set(),
     signatureValueNums: new Set(),
     fieldAppearanceNums: new Set(),
+    signedAppearanceNums: new Set(),
     annotationNums: new Set(),
     annotationAppearanceNums: new Set(),
     metadataNums: new Set([refNum(view.trailer.get('Info')), refNum(catalog?.get('Metadata'))].filter((n) => n !== undefined)),
@@ -85,6 +99,7 @@ function signedContext(view: PdfView): SignedContext {
       if (v !== undefined) ctx.signatureValueNums.add(v);
     }
     for (const n of appearanceStreamNums(view, field.dict)) ctx.fieldAppearanceNums.add(n);
+    if (isSignedSignature(view, field.dict)) for (const n of appearanceStreamNums(view, field.dict)) ctx.signedAppearanceNums.add(n);
   }
   for (const page of pages) {
     const annots = page.dict.get('Annots');
@@ -97,6 +112,7 @@ function signedContext(view: PdfView): SignedContext {
       if (isName(dict.get('Subtype'), 'Widget')) {
         ctx.fieldNums.add(num);
         for (const n of appearanceStreamNums(view, dict)) ctx.fieldAppearanceNums.add(n);
+        if (isSignedSignature(view, dict)) for (const n of appearanceStreamNums(view, dict)) ctx.signedAppearanceNums.add(n);
       } else {
         ctx.annotationNums.add(num);
         for (const n of appearanceStreamNums(view, dict)) ctx.annotationAppearanceNums.add(n);
@@ -267,6 +283,8 @@ function classifyField(before: PdfDict, after: PdfDict, signed: PdfView, final: 
       if (key === 'V' && !before.has('V')) {
         const isTimestamp = isName(final.dict(after.get('V'))?.get('Type'), 'DocTimeStamp');
         out.add('signatures', isTimestamp ? 'document time-stamp added' : 'an empty signature field was signed', isTimestamp);
+      } else if ((key === 'AP' || key === 'AS' || key === 'MK') && isSignedSignature(signed, before)) {
+        out.add('other', 'the appearance of a signature already made was changed');
       } else if (key === 'AP' || key === 'AS' || key === 'MK') out.add('signatures', 'signature appearance updated');
       else if (key === 'V') out.add('other', 'the value of an existing signature field was replaced');
       else out.add('other', `signature field entry /${key} changed`);
@@ -301,6 +319,7 @@ function classifyObject(num: number, before: PdfValue | undefined, after: PdfVal
   else if (isLenient(num, ctx) && pageContentNums(signed).has(num)) {
     out.add('other', `object ${num} is part of what a page shows (its content or resources), whatever else also uses it`);
   } else if (ctx.annotationNums.has(num)) out.add('annotations', 'an annotation was changed');
+  else if (ctx.signedAppearanceNums.has(num)) out.add('other', 'the appearance stream of a signature already made was changed');
   else if (ctx.fieldAppearanceNums.has(num)) out.add('formFilling', 'a form field appearance stream was changed');
   else if (ctx.annotationAppearanceNums.has(num)) out.add('annotations', 'an annotation appearance stream was changed');
   else if (ctx.metadataNums.has(num)) out.warn('document information (metadata) was updated after signing');

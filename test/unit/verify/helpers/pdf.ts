@@ -142,6 +142,8 @@ export class TestPdf {
     type?: string;
     docMdp?: 1 | 2 | 3;
     extraSigEntries?: string;
+    /** Extra entries for the signed field's dictionary, e.g. its "/AP << /N n 0 R >>". */
+    extraFieldEntries?: string;
     /** Entries kept in the AcroForm the signing update rewrites, e.g. "/DR << ... >>". */
     acroFormExtra?: string;
     /** Extra entries for the signing update's trailer, e.g. a repeated "/XRefStm n". */
@@ -159,7 +161,7 @@ export class TestPdf {
     const name = options.fieldName ?? (fieldNum === 7 ? 'Signature1' : 'Signature2');
     const objects: Objects = {
       [sigNum]: sigDict,
-      [fieldNum]: `<< /FT /Sig /T (${name}) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V ${sigNum} 0 R >>`,
+      [fieldNum]: `<< /FT /Sig /T (${name}) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /P 3 0 R /F 132 /V ${sigNum} 0 R${options.extraFieldEntries ? ` ${options.extraFieldEntries}` : ''} >>`,
       5: `<< /Fields [${this.fieldRefs}] /SigFlags 3${options.acroFormExtra ? ` ${options.acroFormExtra}` : ''} >>`,
     };
     if (options.docMdp) objects[1] = `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> >>`;
