@@ -13,7 +13,12 @@ import { installMetrics } from './http/metrics.js';
 import { ProblemSchema } from './http/problem.js';
 import { requestIdFrom } from './http/request-id.js';
 import { openApiOptions } from './http/openapi.js';
+import { installBodyBudget } from './http/body-budget.js';
+import { validatorCompilerFactory } from './http/validator-compiler.js';
+import { installJobContext } from './http/job-context.js';
+import { installJsonDepthCheck } from './http/json-depth.js';
 import { installMultipartChecks, rememberUploadedFile } from './http/multipart.js';
+import rootRoutes from './routes/root.js';
 import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
 import authRoutes from './routes/v1/auth.js';
@@ -46,7 +51,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.limits.maxJsonBytes,
     requestTimeout: config.limits.requestTimeoutMs,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', strict: false } },
+    // A request on a connection accepted before close() is served (with `Connection: close`), not
+    // answered with Fastify's bare 503: behind a load balancer that POST was already sent and cannot
+    // be re-sent elsewhere, and the bare body is not our error format.
+    return503OnClosing: false,
+    schemaController: { compilersFactory: { buildValidator: validatorCompilerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const services = createServices(config, app.log, options);
@@ -74,6 +83,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installMetrics(app, services.metrics);
   installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
   installLimits(app, services.store, config.limits);
+  installJobContext(app);
 
   // Every operation takes JSON or multipart (see each schema); Fastify's built-in text/plain parser
   // would hand a route a string it never expects. Without it, other types get 415 (error handler).
@@ -90,9 +100,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throwFileSizeLimit: true,
   });
   installMultipartChecks(app, config.limits.maxFieldBytes);
+  installJsonDepthCheck(app);
+  installBodyBudget(app, config.limits.maxJsonBytes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   await app.register(metricsRoutes(services));
+  await app.register(rootRoutes(services));
   await app.register(
     async (v1) => {
       await v1.register(healthRoutes(services));

@@ -25,6 +25,7 @@ export interface Config {
     registerPerEmailPerHour: number;
     registerPerIpPerHour: number;
     verifyPerIpPerHour: number;
+    keyRotationGraceSeconds: number;
   };
   limits: {
     rateLimitPerWindow: number;
@@ -36,7 +37,8 @@ export interface Config {
     maxFieldBytes: number;
     requestTimeoutMs: number;
   };
-  workers: { threads: number; maxQueue: number; taskTimeoutMs: number };
+  /** memoryMb: heap ceiling of each worker thread (WORKER_MEMORY_MB); see the README's memory budget. */
+  workers: { threads: number; maxQueue: number; taskTimeoutMs: number; memoryMb: number };
   office: {
     enabled: boolean;
     /** Run LibreOffice without its bubblewrap jail where the jail cannot be set up (default false: refuse to start). */
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
       registerPerEmailPerHour: readInt(env, 'REGISTER_PER_EMAIL_PER_HOUR', 5, 1, 10_000),
       registerPerIpPerHour: readInt(env, 'REGISTER_PER_IP_PER_HOUR', 30, 1, 100_000),
       verifyPerIpPerHour: readInt(env, 'VERIFY_PER_IP_PER_HOUR', 60, 1, 100_000),
+      keyRotationGraceSeconds: readInt(env, 'KEY_ROTATION_GRACE_SECONDS', 3600, 0, 7 * 24 * 3600),
     },
     limits: {
       rateLimitPerWindow: readInt(env, 'RATE_LIMIT_MAX', 120, 1, 1_000_000),
@@ -194,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
       threads: readInt(env, 'WORKER_THREADS', cpus, 1, 256),
       maxQueue: readInt(env, 'WORKER_MAX_QUEUE', 64, 1, 100_000),
       taskTimeoutMs: readInt(env, 'WORKER_TASK_TIMEOUT_MS', 60_000, 100),
+      memoryMb: readInt(env, 'WORKER_MEMORY_MB', 256, 32, 16_384),
     },
     office: {
       enabled: readBool(env, 'OFFICE_ENABLED', true),

@@ -19,26 +19,44 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones');
+    // At the end of the grace period the documents still being processed are stopped: their
+    // requests get 503 + Retry-After (a moment is left for those answers to go out), then exit.
     const force = setTimeout(() => {
-      app.log.error('graceful shutdown took too long; exiting');
-      process.exit(1);
-    }, config.shutdownGraceMs).unref();
-    app.close().then(
-      () => {
-        clearTimeout(force);
-        app.log.info('stopped');
-        process.exit(0);
-      },
-      (err) => {
-        app.log.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
+      app.log.error('graceful shutdown took too long: stopping the work still running and exiting');
+      const exit = () => process.exit(1);
+      setTimeout(exit, 2_000).unref();
+      void app.services.abandonWork().then(() => setTimeout(exit, 250));
+    }, config.shutdownGraceMs);
+    // Requests still waiting for a converter or worker near the end of the grace period would be
+    // cut off with the process: they get 503 + Retry-After instead, while there is time to answer.
+    const grace = config.shutdownGraceMs;
+    setTimeout(() => {
+      app.log.warn('grace period ending: answering the requests still queued with 503');
+      app.services.office?.shedQueued();
+      app.services.workers.shedQueued();
+    }, grace - Math.min(3_000, grace / 2)).unref();
+    // One turn of the event loop first: connections the kernel has already completed are accepted
+    // and served rather than reset when the listening socket closes (a reset POST cannot be retried).
+    acceptPendingConnections()
+      .then(() => app.close())
+      .then(
+        () => {
+          clearTimeout(force);
+          app.log.info('stopped');
+          process.exit(0);
+        },
+        (err) => {
+          app.log.error({ err }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
 }
+
+const acceptPendingConnections = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
 
 main().catch((err) => {
   console.error('docproc failed to start:', err);

@@ -11,7 +11,9 @@ import { Metrics } from './http/metrics.js';
 import type { ConversionStages } from './office/stages.js';
 import { OfficePool, type TrackedChangesMode } from './office/index.js';
 import { decideJail, probeJail } from './office/jail.js';
-import { convertDocxToPdf } from './documents/docx-pdf/index.js';
+import { convertDocxToPdf, type DocxPreparer, type PreparedDocx } from './documents/docx-pdf/index.js';
+import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
+import type { JobContext } from './compute/fair-queue.js';
 import { identityRoot, readPemBundle } from './signing/trust.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
@@ -41,6 +43,8 @@ export interface Services {
   /** Throws the same 503 up front, before work whose result would only be rendered. */
   assertCanRenderPdf(): OfficePool;
   readiness(): Promise<Record<string, DependencyCheck>>;
+  /** Shutdown's last resort: stops queued and running documents, whose requests then get 503. */
+  abandonWork(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,6 +52,8 @@ export interface RenderOptions {
   trackedChanges: TrackedChangesMode;
   /** Stages measured before rendering (e.g. receive); the rest are added and all are recorded as metrics. */
   stages?: ConversionStages;
+  /** The request's caller and abort signal (request.job). */
+  job?: JobContext;
 }
 
 export interface SigningSetup {
@@ -96,6 +102,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
     return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
   };
+  const prepareOnWorker: DocxPreparer = (docx, mode, job) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode }, job);
   const assertCanRenderPdf = () => {
     if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     return office;
@@ -121,7 +128,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     assertCanRenderPdf,
     async renderPdf(docx, options) {
       const stages: ConversionStages = { ...options.stages };
-      const pdf = await convertDocxToPdf(assertCanRenderPdf(), docx, { trackedChanges: options.trackedChanges, stages });
+      const pdf = await convertDocxToPdf(assertCanRenderPdf(), docx, { trackedChanges: options.trackedChanges, stages, prepare: prepareOnWorker, job: options.job });
       metrics.observeConversion(stages);
       return pdf;
     },
@@ -136,6 +143,9 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
         checks.office = { status: office.ready ? 'up' : 'down', ...(office.ready ? {} : { detail: 'no LibreOffice process is up yet' }), stats: { ...pool } };
       }
       return checks;
+    },
+    async abandonWork() {
+      await Promise.allSettled([office?.close(), workers.close()]);
     },
     async close() {
       await Promise.allSettled([office?.close(), workers.close(), store.close(), mailer.close()]);

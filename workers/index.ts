@@ -5,3 +5,4 @@ export * from './annotate.js';
 export * from './verify.js';
 export * from './sign.js';
 export * from './markup.js';
+export * from './docx-pdf.js';

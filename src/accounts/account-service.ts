@@ -12,6 +12,14 @@ export interface AccountSettings {
   registerPerIpPerHour: number;
   /** Verification attempts one client may make per hour, whatever the address. */
   verifyPerIpPerHour: number;
+  /** How long a rotated key keeps working beside its successor (KEY_ROTATION_GRACE_SECONDS). */
+  keyRotationGraceSeconds: number;
+}
+
+export interface RotatedKey {
+  key: string;
+  /** When the key that was rotated stops working (ISO 8601). */
+  previousKeyExpiresAt: string;
 }
 
 /**
@@ -21,9 +29,12 @@ export interface AccountSettings {
  */
 const GLOBAL_ATTEMPTS_FACTOR = 10;
 
-/** One answer for every failure, so nobody learns whether a code is pending for an address. */
+/**
+ * One answer for every failure, so nobody learns whether a code is pending for an address. 400, as
+ * SuperDoc documents it for /v1/auth/verify (clients generated from its document expect no 401 there).
+ */
 const invalidCode = () =>
-  new AppError(401, ErrorCode.INVALID_CODE, 'The verification code is not valid: it is wrong, expired, already used or was never requested. Request a new one if needed.');
+  new AppError(400, ErrorCode.INVALID_CODE, 'The verification code is not valid: it is wrong, expired, already used or was never requested. Request a new one if needed.');
 
 const tooMany = (message: string, resetMs: number) =>
   new AppError(429, ErrorCode.RATE_LIMIT_ERROR, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
@@ -75,5 +86,25 @@ export class AccountService {
     const key = generateApiKey();
     await this.store.putApiKey(hashApiKey(key, this.settings.pepper), { email, createdAt: new Date().toISOString() });
     return key;
+  }
+
+  /** Ends the presented key at once, on every replica (they all read the key from the store). */
+  async revokeKey(key: string): Promise<void> {
+    if (!(await this.store.expireApiKey(hashApiKey(key, this.settings.pepper), 0))) throw new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
+  }
+
+  /**
+   * Mints a successor for the presented key (same account) and ends the presented one after the
+   * grace period, so deployments can switch over; rotating again never extends an old key's end.
+   */
+  async rotateKey(key: string): Promise<RotatedKey> {
+    const hash = hashApiKey(key, this.settings.pepper);
+    const record = await this.store.getApiKey(hash);
+    if (!record) throw new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
+    const successor = generateApiKey();
+    await this.store.putApiKey(hashApiKey(successor, this.settings.pepper), { email: record.email, createdAt: new Date().toISOString() });
+    const grace = this.settings.keyRotationGraceSeconds;
+    await this.store.expireApiKey(hash, grace);
+    return { key: successor, previousKeyExpiresAt: new Date(Date.now() + grace * 1000).toISOString() };
   }
 }

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { AppError, ErrorCode, serviceBusy } from '../errors/app-error.js';
+import { AppError, ErrorCode, callerGone, serviceBusy } from '../errors/app-error.js';
+import { FairQueue, type JobContext } from './fair-queue.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
 /**
@@ -14,50 +15,138 @@ export interface WorkerPoolOptions {
   maxQueue: number;
   /** A task running longer is aborted (its thread is terminated and replaced): 504. Default 60 s. */
   taskTimeoutMs?: number;
+  /**
+   * Heap ceiling of one worker thread (V8 old generation), in MB. A task that needs more ends its
+   * own thread only: the caller gets 422 DOCUMENT_TOO_COMPLEX and Piscina starts a fresh thread.
+   */
+  memoryMb?: number;
 }
+
+/** Young generation and stack of a worker: fixed, small next to the old generation. */
+const YOUNG_GENERATION_MB = 16;
+const STACK_MB = 4;
+
+const outOfMemory = (err: unknown) => err instanceof Error && (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
 
 function workerEntry(): string {
   const compiled = fileURLToPath(new URL('../../workers/dispatch.js', import.meta.url));
   return existsSync(compiled) ? compiled : fileURLToPath(new URL('../../workers/dev-dispatch.mjs', import.meta.url));
 }
 
+interface Waiter {
+  caller: string;
+  admit: () => void;
+  refuse: (err: Error) => void;
+}
+
+/**
+ * Tasks beyond the thread count wait in a FairQueue (round-robin by caller, shedding the busiest
+ * caller's newest task when full) rather than in Piscina's FIFO, and leave it when their client
+ * goes away or their deadline passes.
+ */
 export class WorkerPool {
   private readonly piscina: Piscina;
   private readonly taskTimeoutMs: number;
+  private readonly memoryMb: number | undefined;
+  private readonly threads: number;
+  private readonly waiting: FairQueue<Waiter>;
+  private running = 0;
+  private closing = false;
 
   constructor(options: WorkerPoolOptions) {
     this.taskTimeoutMs = options.taskTimeoutMs ?? 60_000;
+    this.memoryMb = options.memoryMb;
+    this.threads = options.threads;
+    this.waiting = new FairQueue(options.maxQueue);
     this.piscina = new Piscina({
       filename: workerEntry(),
       minThreads: 1,
       maxThreads: options.threads,
-      maxQueue: options.maxQueue,
       idleTimeout: 60_000,
+      resourceLimits: options.memoryMb
+        ? { maxOldGenerationSizeMb: options.memoryMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, stackSizeMb: STACK_MB }
+        : { stackSizeMb: STACK_MB },
     });
   }
 
-  async run<I, O>(task: string, input: I, transferList?: ArrayBuffer[]): Promise<O> {
+  /** Runs a task for `job`'s caller: 503 when the queue is full, 504 past the deadline (counted from now). */
+  async run<I, O>(task: string, input: I, job?: JobContext): Promise<O> {
+    const deadline = AbortSignal.timeout(this.taskTimeoutMs);
+    await this.admit(job, deadline);
     let envelope: TaskEnvelope<O>;
     try {
-      const signal = AbortSignal.timeout(this.taskTimeoutMs);
-      envelope = (await this.piscina.run({ task, input }, { transferList, signal })) as TaskEnvelope<O>;
+      envelope = (await this.piscina.run({ task, input }, { signal: deadline })) as TaskEnvelope<O>;
     } catch (err) {
+      if (this.closing) throw serviceBusy('The task was stopped because this instance is shutting down; retry on another instance.', 1);
       if (err instanceof Error && /queue is at limit|no task queue available/i.test(err.message)) {
         throw serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2);
       }
-      if (err instanceof Error && err.name === 'AbortError') {
-        throw new AppError(504, ErrorCode.PROCESSING_TIMEOUT, `Processing took longer than ${Math.round(this.taskTimeoutMs / 1000)} s and was stopped; send a smaller or simpler document.`);
+      if (err instanceof Error && err.name === 'AbortError') throw this.timedOut();
+      if (outOfMemory(err)) {
+        throw new AppError(422, ErrorCode.DOCUMENT_TOO_COMPLEX, `Processing needed more than the ${this.memoryMb} MB one request may use and was stopped; send a smaller or simpler document.`);
       }
       throw err;
+    } finally {
+      this.running--;
+      this.admitNext();
     }
     return unwrapEnvelope(envelope);
   }
 
+  /** Answers every task still waiting with 503 + Retry-After (shutdown: they would not run in time). */
+  shedQueued(): void {
+    for (const waiter of this.waiting.drain()) waiter.refuse(serviceBusy('The service is shutting down; retry on another instance.', 1));
+  }
+
+  private admit(job: JobContext | undefined, deadline: AbortSignal): Promise<void> {
+    if (job?.signal?.aborted) return Promise.reject(callerGone());
+    if (this.running < this.threads && this.waiting.size === 0) {
+      this.running++;
+      return Promise.resolve();
+    }
+    const caller = job?.caller ?? '';
+    return new Promise<void>((resolve, reject) => {
+      const leave = () => {
+        job?.signal?.removeEventListener('abort', onGone);
+        deadline.removeEventListener('abort', onDeadline);
+      };
+      const onGone = () => this.waiting.remove(caller, waiter) && waiter.refuse(callerGone());
+      const onDeadline = () => this.waiting.remove(caller, waiter) && waiter.refuse(this.timedOut());
+      const waiter: Waiter = {
+        caller,
+        admit: () => {
+          leave();
+          this.running++;
+          resolve();
+        },
+        refuse: (err) => {
+          leave();
+          reject(err);
+        },
+      };
+      const admission = this.waiting.push(caller, waiter);
+      if (!admission.admitted) return reject(serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2));
+      admission.shed?.refuse(serviceBusy('All document workers are busy with this key’s other documents; retry shortly.', 2));
+      job?.signal?.addEventListener('abort', onGone, { once: true });
+      deadline.addEventListener('abort', onDeadline, { once: true });
+    });
+  }
+
+  private admitNext(): void {
+    while (this.running < this.threads && this.waiting.size > 0) this.waiting.shift()!.admit();
+  }
+
+  private timedOut(): AppError {
+    return new AppError(504, ErrorCode.PROCESSING_TIMEOUT, `Processing took longer than ${Math.round(this.taskTimeoutMs / 1000)} s and was stopped; send a smaller or simpler document.`);
+  }
+
   get stats() {
-    return { threads: this.piscina.threads.length, queued: this.piscina.queueSize, utilization: this.piscina.utilization };
+    return { threads: this.piscina.threads.length, queued: this.waiting.size + this.piscina.queueSize, utilization: this.piscina.utilization };
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    this.shedQueued();
     await this.piscina.destroy();
   }
 }

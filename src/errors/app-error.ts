@@ -88,3 +88,6 @@ export const serviceBusy = (message: string, retryAfterSeconds: number) =>
   new AppError(503, ErrorCode.SERVICE_BUSY, message, {
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   });
+
+/** A queued job whose client has gone is dropped with this (nobody receives it; logs and metrics do). */
+export const callerGone = () => new AppError(503, ErrorCode.SERVICE_BUSY, 'The client closed the request before its job started; the job was dropped.');

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode, type ErrorDetail } from '../errors/app-error.js';
 import { StoreUnavailableError } from '../store/store.js';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { buildProblem, problemContentType } from './problem.js';
 
 /** Fastify's own errors that are the caller's fault, mapped to our codes and messages. */
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: ErrorCode; message?: string }> = {
@@ -58,7 +58,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="docproc"');
   return reply
     .code(error.status)
-    .type(PROBLEM_CONTENT_TYPE)
+    .type(problemContentType(request.headers.accept))
     .send(
       buildProblem({
         status: error.status,

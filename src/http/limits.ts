@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import type { Store } from '../store/store.js';
 import { isPublicRoute } from './auth.js';
@@ -10,12 +11,26 @@ export interface LimitSettings {
   requestTimeoutMs: number;
 }
 
+interface HeldSlot {
+  bucket: string;
+  holder: string;
+  heartbeat: NodeJS.Timeout;
+  onClose: () => void;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The per-key concurrency slot this request holds, until it is released. */
-    concurrencyBucket?: string;
+    concurrencySlot?: HeldSlot;
   }
 }
+
+/**
+ * A slot lives SLOT_TTL_SECONDS unless its own request refreshes it (every third of that while
+ * it runs). A request that dies without releasing (crashed replica, lost release) frees its slot
+ * within one TTL, and other requests of the same key never extend it.
+ */
+export const SLOT_TTL_SECONDS = 15;
 
 /**
  * Per-key (or per-IP without a key) request rate limit and per-key concurrency limit, counted
@@ -40,20 +55,34 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
     }
     if (!request.apiKeyId) return;
     const bucket = `conc:${request.apiKeyId}`;
-    const ttl = Math.ceil(settings.requestTimeoutMs / 1000) + 30;
-    if (!(await store.acquireSlot(bucket, settings.concurrencyPerKey, ttl))) {
+    const holder = randomUUID();
+    if (!(await store.acquireSlot(bucket, holder, settings.concurrencyPerKey, SLOT_TTL_SECONDS))) {
       throw new AppError(429, ErrorCode.CONCURRENCY_LIMIT_ERROR, `At most ${settings.concurrencyPerKey} requests may run at once per API key; retry when one has finished.`, {
         headers: { 'retry-after': '1' },
       });
     }
-    request.concurrencyBucket = bucket;
+    const lastBeat = Date.now() + settings.requestTimeoutMs + SLOT_TTL_SECONDS * 1000;
+    const heartbeat = setInterval(() => {
+      if (Date.now() > lastBeat) return clearInterval(heartbeat);
+      store.refreshSlot(bucket, holder, SLOT_TTL_SECONDS).catch((err) => request.log.warn({ err }, 'could not refresh concurrency slot'));
+    }, (SLOT_TTL_SECONDS * 1000) / 3).unref();
+    const onClose = () => void release(request);
+    request.concurrencySlot = { bucket, holder, heartbeat, onClose };
+    // Whatever happens to the request (answer, malformed body, client gone), its response or its
+    // connection closes; either may have closed already while the slot was being taken.
+    const socket = request.raw.socket;
+    if (reply.raw.closed || !socket || socket.destroyed) return release(request);
+    reply.raw.once('close', onClose);
+    socket.once('close', onClose);
   });
 
-  const release = async (request: import('fastify').FastifyRequest) => {
-    const bucket = request.concurrencyBucket;
-    if (!bucket) return;
-    request.concurrencyBucket = undefined;
-    await store.releaseSlot(bucket).catch((err) => request.log.warn({ err }, 'could not release concurrency slot'));
+  const release = async (request: FastifyRequest) => {
+    const slot = request.concurrencySlot;
+    if (!slot) return;
+    request.concurrencySlot = undefined;
+    clearInterval(slot.heartbeat);
+    request.raw.socket?.removeListener('close', slot.onClose);
+    await store.releaseSlot(slot.bucket, slot.holder).catch((err) => request.log.warn({ err }, 'could not release concurrency slot'));
   };
   // Released as the answer goes out (onSend), so a client sending one request after another never
   // meets its own previous slot; onResponse and onRequestAbort catch the paths that skip onSend.

@@ -1,6 +1,7 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
+import { assertJsonDepth } from './json-depth.js';
 
 export interface UploadedFile {
   filename: string;
@@ -37,11 +38,14 @@ export function uploadedFile(request: FastifyRequest, field: string): UploadedFi
 /** Parses a multipart text field that carries JSON (fields, signer, auditTrail, …). */
 export function jsonField<T>(value: string | undefined, field: string): T | undefined {
   if (value === undefined || value === '') return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(value) as T;
+    parsed = JSON.parse(value);
   } catch {
     throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" is not valid JSON.`, { details: [{ field: `body.${field}`, issue: 'must be a JSON string' }] });
   }
+  assertJsonDepth(parsed, `body.${field}`);
+  return parsed as T;
 }
 
 /** The fields a route's multipart body schema declares, when it declares them. */

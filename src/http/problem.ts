@@ -46,6 +46,34 @@ export const ProblemSchema = Type.Object(
 export type Problem = Static<typeof ProblemSchema> & Record<string, unknown>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const PLAIN_JSON_CONTENT_TYPE = 'application/json';
+
+/** q of a media type in an Accept header: the most specific range that matches it (0 when none does). */
+function qualityOf(accept: string, type: string): { q: number; exact: boolean } {
+  const [major] = type.split('/');
+  let best = { q: 0, specificity: -1, exact: false };
+  for (const item of accept.split(',').slice(0, 50)) {
+    const [range = '', ...params] = item.trim().toLowerCase().split(';');
+    const specificity = range === type ? 2 : range === `${major}/*` ? 1 : range === '*/*' ? 0 : -1;
+    if (specificity < 0 || specificity < best.specificity) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    best = { q: Number.isFinite(q) ? q : 0, specificity, exact: specificity === 2 };
+  }
+  return { q: best.q, exact: best.exact };
+}
+
+/**
+ * The error's media type: problem+json, unless the client's Accept prefers plain application/json
+ * (clients generated from SuperDoc's document declare only that).
+ */
+export function problemContentType(accept: string | undefined): string {
+  if (!accept) return PROBLEM_CONTENT_TYPE;
+  const problem = qualityOf(accept, PROBLEM_CONTENT_TYPE);
+  const json = qualityOf(accept, PLAIN_JSON_CONTENT_TYPE);
+  const prefersJson = json.q > problem.q || (json.q === problem.q && json.q > 0 && json.exact && !problem.exact);
+  return prefersJson ? PLAIN_JSON_CONTENT_TYPE : PROBLEM_CONTENT_TYPE;
+}
 
 const kebab = (code: string) => code.toLowerCase().replace(/_/g, '-');
 

@@ -28,6 +28,7 @@ export interface ZipEntryInfo {
 const EOCD_SIGNATURE = 0x06054b50;
 const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
+const ZIP64_SIZE = 0xffffffff;
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 const zipBomb = (why: string) =>
@@ -82,6 +83,7 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
     const flags = buf.readUInt16LE(offset + 8);
     const method = buf.readUInt16LE(offset + 10);
     const compressedSize = buf.readUInt32LE(offset + 20);
+    const declaredSize = buf.readUInt32LE(offset + 24);
     const nameLength = buf.readUInt16LE(offset + 28);
     const extraLength = buf.readUInt16LE(offset + 30);
     const commentLength = buf.readUInt16LE(offset + 32);
@@ -93,6 +95,11 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
     const remaining = limits.maxTotalUncompressedBytes - total;
     const size = inflatedSize(buf, localOffset, method, compressedSize, remaining + 1);
     if (size > remaining) throw zipBomb('its uncompressed size exceeds the limit');
+    // Readers trust the declared size (pizzip refuses the part, LibreOffice may read past it): a
+    // mismatch is a damaged or crafted archive. 0xFFFFFFFF defers to a ZIP64 record.
+    if (declaredSize !== ZIP64_SIZE && size !== declaredSize) {
+      throw invalidFile(`The file is not a valid ZIP archive (the entry ${JSON.stringify(name.slice(0, 100))} is not the size its header says).`);
+    }
     total += size;
     entries.push({ name, compressedSize, uncompressedSize: size });
     offset += 46 + nameLength + extraLength + commentLength;

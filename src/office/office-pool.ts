@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AppError, ErrorCode, serviceBusy, unprocessable } from '../errors/app-error.js';
+import { FairQueue, type JobContext } from '../compute/fair-queue.js';
+import { AppError, ErrorCode, callerGone, serviceBusy, unprocessable } from '../errors/app-error.js';
 import type { DocumentWork, FailureKind, TrackedChangesMode } from './bridge-protocol.js';
 import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
@@ -53,6 +54,8 @@ export interface ConvertToPdfOptions {
   work?: DocumentWork;
   /** Filled in with the time of queue, write, load, refresh, export and read. */
   stages?: ConversionStages;
+  /** Whose job this is (fair queueing) and whether the caller still waits (dropped when not). */
+  job?: JobContext;
 }
 
 export type JobOutcome = 'ok' | 'timeout' | 'crash' | 'unprocessable' | 'failed' | 'busy';
@@ -95,6 +98,7 @@ interface Slot {
 }
 
 interface QueuedJob {
+  caller: string;
   run: (slot: Slot) => void;
   reject: (err: Error) => void;
   enqueuedAt: number;
@@ -121,7 +125,6 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private readonly timeoutMs: number;
   private readonly maxJobsPerProcess: number;
   private readonly maxRssBytes: number;
-  private readonly maxQueue: number;
   private readonly startTimeoutMs: number;
   private readonly maxBackoffMs: number;
   private readonly sofficePath: string;
@@ -130,7 +133,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   readonly jail: boolean;
   private readonly handleSignals: boolean;
   private readonly slots: Slot[];
-  private readonly queue: QueuedJob[] = [];
+  private readonly queue: FairQueue<QueuedJob>;
   /** Slots handed to a job, from acquire() until the job's cleanup is done. */
   private readonly claimed = new Set<Slot>();
   private closed = false;
@@ -153,7 +156,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.maxJobsPerProcess = options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess;
     this.maxRssBytes = options.maxRssBytes ?? DEFAULTS.maxRssBytes;
-    this.maxQueue = options.maxQueue ?? this.size * 16;
+    this.queue = new FairQueue(options.maxQueue ?? this.size * 16);
     this.startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
     this.sofficePath = options.sofficePath ?? DEFAULTS.sofficePath;
@@ -191,7 +194,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       size: this.size,
       up: this.upCount(),
       busy: this.slots.filter((s) => s.process?.busy).length,
-      queued: this.queue.length,
+      queued: this.queue.size,
       restarts: this.restarts,
       jobs: this.jobsDone,
     };
@@ -213,7 +216,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   async convertToPdf(input: Buffer, options: ConvertToPdfOptions = {}): Promise<Buffer> {
     if (this.closed) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
     const enqueuedAt = Date.now();
-    const slot = await this.acquire(enqueuedAt);
+    const slot = await this.acquire(enqueuedAt, options.job);
     const queuedMs = Date.now() - enqueuedAt;
     if (options.stages) options.stages.queue = queuedMs;
     const startedAt = Date.now();
@@ -248,12 +251,17 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.closed = true;
     for (const timer of this.backoffTimers) clearTimeout(timer);
     this.backoffTimers.clear();
-    for (const job of this.queue.splice(0)) {
-      clearTimeout(job.timer);
-      job.reject(new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is shutting down; try again.'));
-    }
+    this.shedQueued();
     await Promise.all(this.slots.map((slot) => slot.process?.kill()));
     this.removeGuards();
+  }
+
+  /** Answers every job still waiting with 503 + Retry-After (shutdown: they would not run in time). */
+  shedQueued(): void {
+    for (const job of this.queue.drain()) {
+      clearTimeout(job.timer);
+      job.reject(serviceBusy('The document converter is shutting down; retry on another instance.', 1));
+    }
   }
 
   /** What close() does, synchronously and without waiting: for exit and signal handlers. */
@@ -286,6 +294,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
         timeoutMs,
       );
     } catch (err) {
+      // close() stopped the process under this job: the instance is shutting down, not the document failing.
+      if (this.closed) throw serviceBusy('The document converter was stopped because this instance is shutting down; retry on another instance.', 1);
       if (err instanceof OfficeTimeoutError) {
         await office.kill(); // already signalled; wait so nothing of the job outlives the answer
         this.replace(slot, office, 'timeout');
@@ -313,25 +323,49 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     return pdf;
   }
 
-  private acquire(enqueuedAt: number): Promise<Slot> {
+  private acquire(enqueuedAt: number, context?: JobContext): Promise<Slot> {
+    if (context?.signal?.aborted) return Promise.reject(callerGone());
     const free = this.freeSlot();
-    if (free && this.queue.length === 0) return Promise.resolve(this.claim(free));
-    if (this.queue.length >= this.maxQueue) {
-      this.emit('job', { outcome: 'busy', durationMs: 0, queuedMs: 0 });
-      throw serviceBusy('The document converter is busy; retry later.', this.retryAfterSeconds());
-    }
+    if (free && this.queue.size === 0) return Promise.resolve(this.claim(free));
+    const caller = context?.caller ?? '';
     return new Promise<Slot>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(job.timer);
+        context?.signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => {
+        if (this.queue.remove(caller, job)) {
+          leave();
+          reject(callerGone());
+        }
+      };
       const job: QueuedJob = {
+        caller,
         enqueuedAt,
-        run: (slot) => resolve(slot),
-        reject,
+        run: (slot) => {
+          leave();
+          resolve(slot);
+        },
+        reject: (err) => {
+          leave();
+          reject(err);
+        },
         timer: setTimeout(() => {
-          const at = this.queue.indexOf(job);
-          if (at >= 0) this.queue.splice(at, 1);
-          reject(serviceBusy('No document converter became free in time; retry later.', this.retryAfterSeconds()));
+          if (this.queue.remove(caller, job)) job.reject(serviceBusy('No document converter became free in time; retry later.', this.retryAfterSeconds()));
         }, this.timeoutMs),
       };
-      this.queue.push(job);
+      const admission = this.queue.push(caller, job);
+      if (!admission.admitted) {
+        clearTimeout(job.timer);
+        this.emit('job', { outcome: 'busy', durationMs: 0, queuedMs: 0 });
+        reject(serviceBusy('The document converter is busy; retry later.', this.retryAfterSeconds()));
+        return;
+      }
+      if (admission.shed) {
+        this.emit('job', { outcome: 'busy', durationMs: 0, queuedMs: 0 });
+        admission.shed.reject(serviceBusy('The document converter is busy with this key’s other documents; retry later.', this.retryAfterSeconds()));
+      }
+      context?.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -350,17 +384,15 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
+    while (this.queue.size > 0) {
       const slot = this.freeSlot();
       if (!slot) return;
-      const job = this.queue.shift()!;
-      clearTimeout(job.timer);
-      job.run(this.claim(slot));
+      this.queue.shift()!.run(this.claim(slot));
     }
   }
 
   private retryAfterSeconds(): number {
-    const waves = (this.queue.length + 1) / Math.max(1, this.upCount());
+    const waves = (this.queue.size + 1) / Math.max(1, this.upCount());
     return Math.max(1, Math.ceil((waves * this.averageJobMs) / 1000));
   }
 

@@ -9,6 +9,7 @@ import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, ty
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
 import { writeProfile } from './profile.js';
 import { projectRoot } from '../project-root.js';
+import { instanceRoot, sweepDeadInstances } from '../temp/instance-root.js';
 
 /**
  * One warm LibreOffice: a python-UNO bridge process (src/office/uno-bridge.py) that owns a
@@ -30,38 +31,36 @@ export class OfficeTimeoutError extends Error {}
 /** The bridge or soffice died (or spoke garbage) while the job ran. */
 export class OfficeCrashError extends Error {}
 
-const WORK_DIR_PREFIX = 'docproc-office-';
-
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /**
- * Removes office work directories (profiles, temp files, job areas) whose owning service process is
- * gone: a service killed with SIGKILL cannot clean up after itself. Directories of live processes
- * (other instances on this machine, this one) are left alone. Returns the directories removed.
+ * Removes what dead service instances left in the temp directory (their instance roots, office
+ * profiles and job files included) and the UNO pipe files their unjailed office processes left
+ * in /tmp. Live instances, this one included, are left alone. Returns the directories removed.
  */
 export async function sweepLeftovers(tmpDir = os.tmpdir()): Promise<string[]> {
-  const removed: string[] = [];
-  let names: string[];
+  return sweepDeadInstances(tmpDir, async (dir, ownerPid) => {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+    const pipes = (await readdir('/tmp').catch(() => [] as string[])).filter((f) => f.startsWith(`OSL_PIPE_${uid}_docproc-${ownerPid}-`));
+    const profiles = await profileDirectories(dir);
+    const singleInstancePipes = profiles.map((p) => officePipeFiles('', pathToFileURL(p).href)[1]!);
+    await Promise.all([...pipes.map((f) => path.join('/tmp', f)), ...singleInstancePipes].map((f) => rm(f, { force: true }).catch(() => {})));
+  });
+}
+
+/** Office profile directories inside a dead root (or a legacy office work directory). */
+async function profileDirectories(dir: string): Promise<string[]> {
+  const entries = await readdir(dir).catch(() => [] as string[]);
+  if (entries.includes('profile')) return [path.join(dir, 'profile')];
+  return entries.filter((e) => e.startsWith('office-')).map((e) => path.join(dir, e, 'profile'));
+}
+
+/** SIGKILL to the process group the bridge leads (detached: it is its own group). */
+function killGroup(pgid: number | undefined): void {
+  if (pgid === undefined) return;
   try {
-    names = await readdir(tmpDir);
+    process.kill(-pgid, 'SIGKILL');
   } catch {
-    return removed;
+    // ESRCH: the group is empty.
   }
-  for (const name of names) {
-    const owner = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name);
-    if (!owner || processAlive(Number(owner[1]))) continue;
-    const dir = path.join(tmpDir, name);
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
-    removed.push(dir);
-  }
-  return removed;
 }
 
 export const BRIDGE_PATH = path.join(projectRoot, 'src', 'office', 'uno-bridge.py');
@@ -131,8 +130,8 @@ export class OfficeProcess {
   }
 
   async start(): Promise<void> {
-    // The owner's pid in the name lets a later start remove what a killed service left (sweepLeftovers).
-    this.workDir = await mkdtemp(path.join(os.tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
+    // Under the instance root, which a later start removes if this service is killed (sweepLeftovers).
+    this.workDir = await mkdtemp(path.join(instanceRoot(), 'office-'));
     const profileDir = path.join(this.workDir, 'profile');
     const tmpDir = path.join(this.workDir, 'tmp');
     await mkdir(tmpDir, { mode: 0o700 });
@@ -177,6 +176,9 @@ export class OfficeProcess {
       child.once('error', (err) => fail(err.message));
       child.once('exit', (code, signal) => {
         this.exited = true;
+        // The bridge is gone but soffice.bin and oosplash may live on in its process group
+        // (re-parented to init): end them now, whoever killed the bridge.
+        killGroup(child.pid);
         const why = `bridge exited (code ${code}, signal ${signal})`;
         fail(`${why}: ${this.stderrTail.trim().split('\n').slice(-2).join(' | ')}`);
         this.failPending(new OfficeCrashError(`LibreOffice stopped during the job (${why})`));
@@ -207,26 +209,15 @@ export class OfficeProcess {
   async kill(): Promise<void> {
     this.killRequested = true;
     const child = this.child;
-    if (child?.pid !== undefined && !this.exited) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // ESRCH: already gone.
-      }
-      await Promise.race([this.exitPromise, new Promise((r) => setTimeout(r, 2_000))]);
-    }
+    // Also after the bridge has exited: members of its group may outlive it.
+    killGroup(child?.pid);
+    if (child?.pid !== undefined && !this.exited) await Promise.race([this.exitPromise, new Promise((r) => setTimeout(r, 2_000))]);
     await this.removeFiles();
   }
 
   /** Synchronous last-resort kill and cleanup for process exit and signal handlers. */
   killSync(): void {
-    if (this.child?.pid !== undefined && !this.exited) {
-      try {
-        process.kill(-this.child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killGroup(this.child?.pid);
     const files = this.pipeName ? officePipeFiles(this.pipeName, this.profileUrl) : [];
     for (const p of [...files, ...(this.workDir ? [this.workDir] : [])]) rmSync(p, { recursive: true, force: true });
   }

@@ -12,9 +12,10 @@ const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEq
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   private readonly codes = new Map<string, Expiring<{ hash: string; attempts: number }>>();
-  private readonly keys = new Map<string, ApiKeyRecord>();
+  private readonly keys = new Map<string, ApiKeyRecord & { expiresAt?: number }>();
   private readonly windows = new Map<string, Expiring<number>>();
-  private readonly slots = new Map<string, Expiring<number>>();
+  /** bucket → holder → expiry (ms). */
+  private readonly slots = new Map<string, Map<string, number>>();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
   private live<T>(map: Map<string, Expiring<T>>, key: string): Expiring<T> | undefined {
@@ -28,9 +29,10 @@ export class MemoryStore implements Store {
 
   private sweep(): void {
     const now = Date.now();
-    for (const map of [this.codes, this.windows, this.slots] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [this.codes, this.windows] as Map<string, Expiring<unknown>>[]) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
+    for (const bucket of this.slots.keys()) this.liveHolders(bucket);
   }
 
   async putCode(emailId: string, codeHash: string, ttlSeconds: number): Promise<void> {
@@ -57,7 +59,20 @@ export class MemoryStore implements Store {
   }
 
   async getApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    return this.keys.get(keyHash);
+    const found = this.keys.get(keyHash);
+    if (found?.expiresAt !== undefined && found.expiresAt <= Date.now()) {
+      this.keys.delete(keyHash);
+      return undefined;
+    }
+    return found && { email: found.email, createdAt: found.createdAt };
+  }
+
+  async expireApiKey(keyHash: string, afterSeconds: number): Promise<boolean> {
+    if (!(await this.getApiKey(keyHash))) return false;
+    if (afterSeconds <= 0) return this.keys.delete(keyHash);
+    const record = this.keys.get(keyHash)!;
+    record.expiresAt = Math.min(record.expiresAt ?? Infinity, Date.now() + afterSeconds * 1000);
+    return true;
   }
 
   async hit(bucket: string, windowSeconds: number): Promise<WindowHit> {
@@ -68,20 +83,33 @@ export class MemoryStore implements Store {
     return { count: entry.value, resetMs: entry.expiresAt - now };
   }
 
-  async acquireSlot(bucket: string, limit: number, ttlSeconds: number): Promise<boolean> {
-    const entry = this.live(this.slots, bucket) ?? { value: 0, expiresAt: 0 };
-    if (entry.value >= limit) return false;
-    entry.value += 1;
-    entry.expiresAt = Date.now() + ttlSeconds * 1000;
-    this.slots.set(bucket, entry);
+  private liveHolders(bucket: string): Map<string, number> {
+    const holders = this.slots.get(bucket) ?? new Map<string, number>();
+    const now = Date.now();
+    for (const [holder, expiresAt] of holders) if (expiresAt <= now) holders.delete(holder);
+    if (holders.size === 0) this.slots.delete(bucket);
+    return holders;
+  }
+
+  async acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean> {
+    const holders = this.liveHolders(bucket);
+    if (holders.size >= limit) return false;
+    holders.set(holder, Date.now() + ttlSeconds * 1000);
+    this.slots.set(bucket, holders);
     return true;
   }
 
-  async releaseSlot(bucket: string): Promise<void> {
-    const entry = this.live(this.slots, bucket);
-    if (!entry) return;
-    entry.value -= 1;
-    if (entry.value <= 0) this.slots.delete(bucket);
+  async refreshSlot(bucket: string, holder: string, ttlSeconds: number): Promise<boolean> {
+    const holders = this.liveHolders(bucket);
+    if (!holders.has(holder)) return false;
+    holders.set(holder, Date.now() + ttlSeconds * 1000);
+    return true;
+  }
+
+  async releaseSlot(bucket: string, holder: string): Promise<void> {
+    const holders = this.liveHolders(bucket);
+    holders.delete(holder);
+    if (holders.size === 0) this.slots.delete(bucket);
   }
 
   async ping(): Promise<void> {}

@@ -21,16 +21,40 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) ttl = tonumber(ARGV[1]) end
 return {count, ttl}`;
 
+/**
+ * Concurrency slots: one sorted-set member per holder, scored with its expiry (Redis's clock, so
+ * replicas never disagree). Expired members are dropped before counting, and only the holder
+ * moves its own expiry forward: a slot whose request died is free again within one TTL, however
+ * busy the key stays.
+ */
 const ACQUIRE = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current >= tonumber(ARGV[1]) then return 0 end
-redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+const REFRESH = `
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], 'XX', nowMs + tonumber(ARGV[2]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+/** Deletes the key now, or sets its expiry unless an earlier one is already set. */
+const EXPIRE_KEY = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return 0 end
+local ms = tonumber(ARGV[1])
+if ms <= 0 then redis.call('DEL', KEYS[1]) return 1 end
+if ttl == -1 or ttl > ms then redis.call('PEXPIRE', KEYS[1], ms) end
 return 1`;
 
 const RELEASE = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current <= 1 then redis.call('DEL', KEYS[1]) else redis.call('DECR', KEYS[1]) end
+redis.call('ZREM', KEYS[1], ARGV[1])
 return 1`;
 
 export class RedisStore implements Store {
@@ -101,6 +125,10 @@ export class RedisStore implements Store {
     });
   }
 
+  expireApiKey(keyHash: string, afterSeconds: number): Promise<boolean> {
+    return this.call(async () => (await this.redis.eval(EXPIRE_KEY, 1, `${this.prefix}key:${keyHash}`, String(afterSeconds * 1000))) === 1);
+  }
+
   hit(bucket: string, windowSeconds: number): Promise<WindowHit> {
     return this.call(async () => {
       const [count, ttl] = (await this.redis.eval(HIT, 1, `${this.prefix}rl:${bucket}`, String(windowSeconds * 1000))) as [number, number];
@@ -108,16 +136,23 @@ export class RedisStore implements Store {
     });
   }
 
-  acquireSlot(bucket: string, limit: number, ttlSeconds: number): Promise<boolean> {
+  acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean> {
     return this.call(async () => {
-      const ok = await this.redis.eval(ACQUIRE, 1, `${this.prefix}slots:${bucket}`, String(limit), String(ttlSeconds));
+      const ok = await this.redis.eval(ACQUIRE, 1, `${this.prefix}slots:${bucket}`, holder, String(limit), String(ttlSeconds * 1000));
       return ok === 1;
     });
   }
 
-  releaseSlot(bucket: string): Promise<void> {
+  refreshSlot(bucket: string, holder: string, ttlSeconds: number): Promise<boolean> {
     return this.call(async () => {
-      await this.redis.eval(RELEASE, 1, `${this.prefix}slots:${bucket}`);
+      const ok = await this.redis.eval(REFRESH, 1, `${this.prefix}slots:${bucket}`, holder, String(ttlSeconds * 1000));
+      return ok === 1;
+    });
+  }
+
+  releaseSlot(bucket: string, holder: string): Promise<void> {
+    return this.call(async () => {
+      await this.redis.eval(RELEASE, 1, `${this.prefix}slots:${bucket}`, holder);
     });
   }
 

@@ -28,11 +28,21 @@ export interface Store {
   checkCode(emailId: string, codeHash: string, maxAttempts: number): Promise<CodeCheck>;
   putApiKey(keyHash: string, record: ApiKeyRecord): Promise<void>;
   getApiKey(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Ends a key: at once (afterSeconds 0), or once afterSeconds have passed — never later than an
+   * end already set. False when the key does not exist (any more).
+   */
+  expireApiKey(keyHash: string, afterSeconds: number): Promise<boolean>;
   /** Counts one hit in a fixed window named `bucket`. */
   hit(bucket: string, windowSeconds: number): Promise<WindowHit>;
-  /** Takes one of `limit` slots; false when all are taken. Slots expire after `ttlSeconds` as a safety net. */
-  acquireSlot(bucket: string, limit: number, ttlSeconds: number): Promise<boolean>;
-  releaseSlot(bucket: string): Promise<void>;
+  /**
+   * Takes one of `limit` slots for `holder` (unique per request); false when all are taken. A slot
+   * expires `ttlSeconds` after it was taken or last refreshed by its own holder.
+   */
+  acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean>;
+  /** Moves the holder's expiry forward; false when its slot has already expired. */
+  refreshSlot(bucket: string, holder: string, ttlSeconds: number): Promise<boolean>;
+  releaseSlot(bucket: string, holder: string): Promise<void>;
   ping(): Promise<void>;
   /** Waits for the first connection; false when it did not come in time. */
   connected(timeoutMs?: number): Promise<boolean>;

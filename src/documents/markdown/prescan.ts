@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { MARKUP_COMPLEXITY, tooComplex } from '../model/complexity.js';
 import { nestingTooDeep } from '../model/input.js';
 
 /**
@@ -21,6 +22,7 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 /** Lines that start a block of their own (list item, heading, table row, quote, rule). */
 const BLOCK_START = /^[ \t]*(?:[-+*][ \t]|\d{1,9}[.)][ \t]|#|\||>|\[[^\]\n]+\]:)/;
 const THEMATIC_BREAK = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const DELIMITER_CELL = /^:?-+:?$/;
 
 interface InlineState {
   brackets: number;
@@ -33,11 +35,22 @@ interface InlineState {
 
 const freshParagraph = (): InlineState => ({ brackets: 0, openEmphasis: 0, emphasis: 0, markers: 0 });
 
-export function assertMarkdownNesting(text: string, maxDepth: number): void {
+/**
+ * Refuses, before parsing, Markdown nested past `maxDepth` or with more structure than
+ * MARKUP_COMPLEXITY allows (blocks, table cells, inline markers: each counted generously).
+ */
+export function assertMarkdownNesting(text: string, maxDepth: number, limits = MARKUP_COMPLEXITY): void {
   const ceiling = 2 * maxDepth + 8;
   let lineStart = 0;
   let fence: string | undefined;
   let inline: InlineState = freshParagraph();
+  let blocks = 0;
+  let cells = 0;
+  let markers = 0;
+  /** Columns of the table the previous lines belong to (0: not in a table). */
+  let tableColumns = 0;
+  let inParagraph = false;
+  let previousLine = '';
   while (lineStart < text.length) {
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = text.length;
@@ -45,21 +58,65 @@ export function assertMarkdownNesting(text: string, maxDepth: number): void {
     if (containerDepth(head) > ceiling) throw nestingTooDeep(maxDepth, 'block quotes or lists');
 
     const fenceMatch = FENCE.exec(head);
+    const blank = head.trim() === '';
     if (fence) {
       if (fenceMatch && fenceMatch[1][0] === fence[0] && fenceMatch[1].length >= fence.length) fence = undefined;
     } else if (fenceMatch) {
       fence = fenceMatch[1];
-    } else if (head.trim() === '' || (head.length === lineEnd - lineStart && THEMATIC_BREAK.test(head))) {
+      blocks++;
+      tableColumns = 0;
+      inParagraph = false;
+    } else if (blank || (head.length === lineEnd - lineStart && THEMATIC_BREAK.test(head))) {
+      markers += inline.markers;
       inline = freshParagraph();
+      tableColumns = 0;
+      inParagraph = false;
     } else {
-      if (BLOCK_START.test(head)) inline = freshParagraph();
+      const line = text.slice(lineStart, lineEnd);
+      if (tableColumns > 0) {
+        cells += tableColumns;
+      } else if (previousLine.includes('|') && isDelimiterRow(line)) {
+        // The previous line was the header row (counted as a block when it was read).
+        tableColumns = countCells(previousLine);
+        cells += tableColumns;
+      } else if (!inParagraph || BLOCK_START.test(head)) {
+        blocks++;
+        inParagraph = true;
+      }
+      if (BLOCK_START.test(head)) {
+        markers += inline.markers;
+        inline = freshParagraph();
+      }
       scanInline(text, lineStart, lineEnd, inline, ceiling);
       if (inline.brackets > ceiling) throw nestingTooDeep(maxDepth, 'link or image labels ([…])');
       if (inline.emphasis > ceiling) throw nestingTooDeep(maxDepth, 'emphasis (* or _)');
       if (inline.markers > MAX_MARKERS_PER_PARAGRAPH) throw tooManyMarkers();
+      if (cells > limits.maxTableCells) throw tooComplex('table cells', limits.maxTableCells);
+      if (blocks > limits.maxBlocks) throw tooComplex('paragraphs, headings, list items and other blocks', limits.maxBlocks);
+      if (markers + inline.markers > limits.maxInlineMarkers) throw tooComplex('emphasis, link and image markers', limits.maxInlineMarkers);
     }
+    previousLine = blank ? '' : text.slice(lineStart, Math.min(lineEnd, lineStart + 64 * 1024));
     lineStart = lineEnd + 1;
   }
+}
+
+/** A GFM delimiter row: `| --- | :-: |`, checked without a backtracking pattern. */
+function isDelimiterRow(line: string): boolean {
+  if (!line.includes('-')) return false;
+  const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|');
+  return cells.every((cell) => DELIMITER_CELL.test(cell.trim()));
+}
+
+/** Cells of a table row: unescaped pipes between its ends, plus one. */
+function countCells(row: string): number {
+  const trimmed = row.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  let cells = 1;
+  for (let i = 0; i < trimmed.length; i++) {
+    const c = trimmed.charCodeAt(i);
+    if (c === 0x5c /* \ */) i++;
+    else if (c === 0x7c /* | */) cells++;
+  }
+  return cells;
 }
 
 function containerDepth(line: string): number {

@@ -206,8 +206,11 @@ export interface CertificateDescription {
   algorithm: string;
   publicKey: string;
   fingerprint: string;
+  /** Dates (YYYY-MM-DD, UTC) as SuperDoc publishes them; the exact instants are in validFromTime/validToTime. */
   validFrom: string;
   validTo: string;
+  validFromTime: string;
+  validToTime: string;
   issuer: string;
   subject: string;
   chain: string[];
@@ -223,8 +226,10 @@ export function describeCertificate(identity: SigningIdentity): CertificateDescr
     algorithm: `${keyType}-SHA256`,
     publicKey: cert.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
     fingerprint: cert.fingerprint256,
-    validFrom: new Date(cert.validFrom).toISOString(),
-    validTo: new Date(cert.validTo).toISOString(),
+    validFrom: new Date(cert.validFrom).toISOString().slice(0, 10),
+    validTo: new Date(cert.validTo).toISOString().slice(0, 10),
+    validFromTime: new Date(cert.validFrom).toISOString(),
+    validToTime: new Date(cert.validTo).toISOString(),
     issuer: cert.issuer.split('\n').join(', '),
     subject: cert.subject.split('\n').join(', '),
     chain: [cert, ...identity.chain].map((c) => c.toString()),

@@ -4,9 +4,12 @@ export interface SignerInfo {
   name: string;
   ip?: string;
   userAgent?: string;
+  /** Other details the caller gave (title, company, …): kept and printed as given. */
+  [detail: string]: string | number | boolean | null | undefined;
 }
 
-export type AuditEventType = 'ready' | 'scroll' | 'field_change' | 'submit';
+/** ready, scroll, field_change and submit are SuperDoc's; any other name is recorded as given. */
+export type AuditEventType = string;
 
 export interface AuditEvent {
   type: AuditEventType;

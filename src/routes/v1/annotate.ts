@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { bodyBudget } from '../../http/body-budget.js';
 import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
@@ -32,6 +33,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
     app.post(
       '/annotate',
       {
+        ...bodyBudget(services.config.limits.maxJsonBytes),
         schema: {
           operationId: 'annotate',
           tags: ['Annotate'],
@@ -57,10 +59,10 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
           : await readJson(request.body as JsonBody, services);
         input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
 
-        const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input);
+        const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);
         sendWarnings(reply, result.warnings);
         const docx = toBuffer(result.docx);
-        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup' }) : docx;
+        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup', job: request.job }) : docx;
         return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'));
       },
     );

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { bearerToken } from '../../http/auth.js';
 import { problemResponses } from '../../http/problem.js';
 import type { Services } from '../../services.js';
 
@@ -15,7 +17,8 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
     app.get(
       '/auth/register',
       {
-        config: { public: true },
+        bodyLimit: NO_BODY,
+        config: { public: true, bodyBudget: NO_BODY },
         schema: {
           operationId: 'register',
           tags: ['Account'],
@@ -38,12 +41,13 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
     app.get(
       '/auth/verify',
       {
-        config: { public: true },
+        bodyLimit: NO_BODY,
+        config: { public: true, bodyBudget: NO_BODY },
         schema: {
           operationId: 'verifyEmail',
           tags: ['Account'],
           summary: 'Exchange the code for an API key',
-          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Every failure gets the same 401; each client has five tries at a code (fifty from all clients together burn it), and verification is rate-limited per client (429).',
+          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Every failure gets the same 400 INVALID_CODE (as SuperDoc answers); each client has five tries at a code (fifty from all clients together burn it), and verification is rate-limited per client (429).',
           security: [],
           querystring: Type.Object(
             { email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the mail', examples: ['123456'] }) },
@@ -51,13 +55,57 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           ),
           response: {
             200: Type.String({ description: 'The API key', examples: ['dps_4Vq0bX3kT9mW2sR7yL1pN8cH5jD6fG0aZ2x9Q1'] }),
-            ...problemResponses(400, 401, 429, 503),
+            ...problemResponses(400, 429, 503),
           },
         },
       },
       async (request, reply) => {
         reply.header('cache-control', 'no-store');
         return sendJsonString(reply, await services.accounts.verifyCode(request.query.email, request.query.code, request.ip));
+      },
+    );
+
+    app.delete(
+      '/auth/key',
+      {
+        bodyLimit: NO_BODY,
+        config: { bodyBudget: NO_BODY },
+        schema: {
+          operationId: 'revokeKey',
+          tags: ['Account'],
+          summary: 'Revoke the API key this request presents',
+          description: 'The key stops working at once on every replica (they all read keys from the shared store). Get a new one with /v1/auth/register and /v1/auth/verify.',
+          response: { 204: Type.Null({ description: 'Revoked' }), ...problemResponses(401, 429, 503) },
+        },
+      },
+      async (request, reply) => {
+        await services.accounts.revokeKey(bearerToken(request));
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/auth/key/rotate',
+      {
+        bodyLimit: NO_BODY,
+        config: { bodyBudget: NO_BODY },
+        schema: {
+          operationId: 'rotateKey',
+          tags: ['Account'],
+          summary: 'Replace the API key this request presents',
+          description: `Returns a new key for the same account, shown once. The presented key keeps working for KEY_ROTATION_GRACE_SECONDS (default ${services.config.auth.keyRotationGraceSeconds} s) so running deployments can switch over, then stops; rotating again never extends it. A leaked key should be revoked (DELETE /v1/auth/key) instead.`,
+          response: {
+            200: Type.Object({
+              key: Type.String({ description: 'The new API key', examples: ['dps_4Vq0bX3kT9mW2sR7yL1pN8cH5jD6fG0aZ2x9Q1'] }),
+              previousKeyExpiresAt: Type.String({ format: 'date-time', description: 'When the presented key stops working, at the latest.' }),
+            }),
+            ...problemResponses(401, 429, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return services.accounts.rotateKey(bearerToken(request));
       },
     );
   };

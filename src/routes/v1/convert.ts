@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { bodyBudget } from '../../http/body-budget.js';
 import { detectSourceFormat, type SourceFormat } from '../../documents/detect.js';
 import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
@@ -43,6 +44,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
     app.post(
       '/convert',
       {
+        // The document and an optional reference DOCX, plus the small text fields.
+        ...bodyBudget(2 * services.config.limits.maxFileBytes + 1024 * 1024),
         schema: {
           operationId: 'convert',
           tags: ['Convert'],
@@ -74,17 +77,17 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         let output: Buffer;
         if (from === 'docx') {
           // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
-          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup', stages: { receive: reply.elapsedTime } });
+          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup', stages: { receive: reply.elapsedTime }, job: request.job });
         } else {
           const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(MARKUP_TASKS[from], {
             source: file.data,
             reference: request.uploadedFiles?.reference?.data,
             limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
             remoteImages: { allowHosts: services.config.remoteImageHosts, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses },
-          });
+          }, request.job);
           sendWarnings(reply, result.warnings);
           const docx = toBuffer(result.docx);
-          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup' });
+          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup', job: request.job });
         }
         return sendDocument(request, reply, output, to, outputFilename(file.filename, to));
       },

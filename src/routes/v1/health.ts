@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { NO_BODY } from '../../http/body-budget.js';
 import type { Services } from '../../services.js';
 
 const HealthSchema = Type.Object(
@@ -55,7 +56,8 @@ export default function healthRoutes(services: Services): FastifyPluginAsyncType
     app.get(
       '/health',
       {
-        config: { public: true },
+        bodyLimit: NO_BODY,
+        config: { public: true, bodyBudget: NO_BODY },
         schema: {
           operationId: 'getHealth',
           tags: ['Health'],
@@ -76,7 +78,8 @@ export default function healthRoutes(services: Services): FastifyPluginAsyncType
     app.get(
       '/health/ready',
       {
-        config: { public: true },
+        bodyLimit: NO_BODY,
+        config: { public: true, bodyBudget: NO_BODY },
         schema: {
           operationId: 'getReadiness',
           tags: ['Health'],

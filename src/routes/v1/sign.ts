@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import { bodyBudget, NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { detectSourceFormat } from '../../documents/detect.js';
@@ -50,6 +51,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     app.post(
       '/sign',
       {
+        ...bodyBudget(services.config.limits.maxJsonBytes),
         schema: {
           operationId: 'sign',
           tags: ['Sign'],
@@ -95,10 +97,10 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           name = 'signPdfTask';
           if (!isPdf) {
             task.receivedSha256 = createHash('sha256').update(input.document).digest('hex');
-            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup' });
+            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup', job: request.job });
           }
         }
-        const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task);
+        const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task, request.job);
         sendWarnings(reply, result.warnings);
         return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(input.filename, to, 'signed'));
       },
@@ -107,6 +109,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     app.get(
       '/verify/key',
       {
+        bodyLimit: NO_BODY,
+        config: { bodyBudget: NO_BODY },
         schema: {
           operationId: 'getSigningKey',
           tags: ['Sign'],
@@ -121,7 +125,9 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
 
   async function readJson(body: JsonBody): Promise<SignInput> {
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    const { document: _doc, p12, ...request } = body;
+    // SuperDoc clients send absent optional objects as null.
+    const present = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as JsonBody;
+    const { document: _doc, p12, ...request } = present;
     return {
       document,
       request: request as SignRequest,
@@ -135,13 +141,14 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     const certificateOption: unknown = request.uploadedFiles?.certificate
       ? body.auditCertificate === undefined ? undefined : { enabled: body.auditCertificate === 'true' }
       : jsonField(body.certificate, 'certificate');
-    const optional = <T>(value: T | undefined, validate: (v: T) => T) => (value === undefined ? undefined : validate(value));
+    // null, as SuperDoc clients send an absent optional object, is absent.
+    const optional = <T>(value: T | null | undefined, validate: (v: T) => T) => (value === undefined || value === null ? undefined : validate(value));
     const signRequest: SignRequest = {
       signer: validateValue(SignerSchema, jsonField(body.signer, 'signer'), 'signer'),
       auditTrail: validateValue(AuditTrailSchema, jsonField(body.auditTrail, 'auditTrail'), 'auditTrail') as SignRequest['auditTrail'],
       eventId: body.eventId,
       metadata: optional(jsonField<Record<string, unknown>>(body.metadata, 'metadata'), (v) => validateValue(RecordSchema, v, 'metadata')),
-      certificate: certificateOption === undefined ? undefined : validateValue(AuditCertificateOptionSchema, certificateOption, 'certificate'),
+      certificate: optional(certificateOption, (v) => validateValue(AuditCertificateOptionSchema, v, 'certificate')) as SignRequest['certificate'],
       appearance: optional(jsonField(body.appearance, 'appearance'), (v) => validateValue(SignAppearanceSchema, v, 'appearance')) as SignRequest['appearance'],
       reason: body.reason,
       location: body.location,

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { bodyBudget } from '../../http/body-budget.js';
 import type { DocxVerifyReport, VerifyReport } from '../../documents/verify/index.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
@@ -19,6 +20,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
     app.post(
       '/verify',
       {
+        ...bodyBudget(services.config.limits.maxJsonBytes),
         schema: {
           operationId: 'verify',
           tags: ['Verify'],
@@ -42,8 +44,8 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
           : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
         const { trustRoots } = await services.signing();
         const maxBytes = services.config.limits.maxFileBytes;
-        if (isZip(data)) return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes });
-        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes });
+        if (isZip(data)) return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
+        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes }, request.job);
       },
     );
   };

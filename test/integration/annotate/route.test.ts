@@ -148,6 +148,28 @@ describe('POST /v1/annotate (JSON, SuperDoc shape)', () => {
     checkFilledDocx(Buffer.from(reply.document.base64, 'base64'));
   });
 
+  it('renders table values exactly as sent: one row, empty strings, numbers as strings (bodies are never coerced)', async () => {
+    for (const value of [[['SuperDoc', 'Frontend']], [['', '0'], ['007', '']], [['1.50', '-2']]]) {
+      const request = superDocRequest();
+      request.fields = request.fields.map((f) => ('id' in f && f.id === 'items' ? { ...f, value } : f)) as typeof request.fields;
+      const res = await postJson(request);
+      expect(res.statusCode, res.body).toBe(200);
+      const body = readPart(Buffer.from(res.json().document.base64, 'base64'), 'word/document.xml');
+      const cells = [...body.matchAll(/<w:tc>[\s\S]*?<\/w:tc>/g)].map((m) => plainText(m[0]).trim());
+      for (const row of value) for (const cell of row) expect(cells).toContain(cell);
+      expect(body).not.toContain('[&quot;');
+      expect(body).not.toContain('["');
+    }
+  });
+
+  it('a value of the wrong shape is a 400 naming the field, not coerced', async () => {
+    const request = superDocRequest();
+    request.fields = request.fields.map((f) => ('id' in f && f.id === 'items' ? { ...f, value: ['SuperDoc', 'Frontend'] } : f)) as typeof request.fields;
+    const res = await postJson(request);
+    expectProblem(res, 400, 'VALIDATION_ERROR');
+    expect(JSON.stringify(res.json().details)).toContain('fields');
+  });
+
   it('answers with the DOCX itself when Accept names the DOCX type', async () => {
     const res = await postJson(superDocRequest(), { accept: DOCX_TYPE });
     expect(res.statusCode, res.body).toBe(200);

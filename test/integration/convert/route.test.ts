@@ -24,6 +24,35 @@ async function convert(file: Buffer, filename: string, query = '', app = t.app, 
 }
 
 describe('POST /v1/convert through HTTP', () => {
+  it('refuses ten zip bombs at once off the event loop: /v1/health keeps answering promptly meanwhile', async () => {
+    const zip = new PizZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    zip.file('word/document.xml', Buffer.alloc(60 * 1024 * 1024, 0x20));
+    const bomb = zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
+    expect(bomb.length).toBeLessThan(400 * 1024);
+
+    const latencies: number[] = [];
+    let bombing = true;
+    const poller = (async () => {
+      while (bombing) {
+        const started = performance.now();
+        const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
+        latencies.push(performance.now() - started);
+        expect(res.statusCode).toBe(200);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => convert(bomb, 'bomb.docx')));
+    bombing = false;
+    await poller;
+    for (const res of answers) expect(res.json(), res.body).toMatchObject({ status: 422, code: 'INVALID_FILE_FORMAT' });
+    latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!;
+    // Inflating on the main thread held health for seconds; the bound leaves room for a loaded CI machine.
+    expect(latencies.length).toBeGreaterThan(10);
+    expect(p99).toBeLessThan(250);
+  });
+
   it('turns a DOCX into a PDF named after the upload', async () => {
     const res = await convert(corpus('docx/pandoc-tables.docx'), 'Quarterly report.docx');
     expect(res.statusCode).toBe(200);

@@ -62,8 +62,8 @@ describe('registration and keys over real Redis and SMTP', () => {
 
     // Single use: the same code again is refused.
     const again = await verify(a.app, email, code);
-    expect(again.statusCode).toBe(401);
-    expect(again.json()).toMatchObject({ code: 'INVALID_CODE', status: 401 });
+    expect(again.statusCode).toBe(400);
+    expect(again.json()).toMatchObject({ code: 'INVALID_CODE', status: 400 });
 
     // Neither the code nor the key ever reaches the log.
     const log = a.logs.join('');
@@ -82,9 +82,9 @@ describe('registration and keys over real Redis and SMTP', () => {
     await register(a.app, email);
     const code = await smtp.codeFor(email);
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, '198.51.100.20')).statusCode).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, '198.51.100.20')).statusCode).toBe(400);
     const sixth = await verify(a.app, email, code, '198.51.100.20');
-    expect(sixth.statusCode).toBe(401);
+    expect(sixth.statusCode).toBe(400);
     expect(sixth.json().code).toBe('INVALID_CODE');
   });
 
@@ -93,7 +93,7 @@ describe('registration and keys over real Redis and SMTP', () => {
     await register(a.app, email, '198.51.100.30');
     const code = await smtp.codeFor(email);
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let i = 0; i < 8; i++) expect((await verify(a.app, email, wrong, '203.0.113.66')).statusCode).toBe(401);
+    for (let i = 0; i < 8; i++) expect((await verify(a.app, email, wrong, '203.0.113.66')).statusCode).toBe(400);
     expect((await verify(a.app, email, code, '198.51.100.30')).statusCode).toBe(200);
   });
 
@@ -103,9 +103,9 @@ describe('registration and keys over real Redis and SMTP', () => {
     const code = await smtp.codeFor(email);
     const wrong = code === '000000' ? '111111' : '000000';
     for (let client = 0; client < 10; client++) {
-      for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, `203.0.113.${client + 1}`)).statusCode).toBe(401);
+      for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, `203.0.113.${client + 1}`)).statusCode).toBe(400);
     }
-    expect((await verify(a.app, email, code, '198.51.100.99')).statusCode).toBe(401);
+    expect((await verify(a.app, email, code, '198.51.100.99')).statusCode).toBe(400);
   });
 
   it('answers a wrong code the same whether or not a code is pending for the address', async () => {
@@ -120,7 +120,7 @@ describe('registration and keys over real Redis and SMTP', () => {
     const withPending = strip(await verify(a.app, pending, wrong, '198.51.100.40'));
     const withoutCode = strip(await verify(a.app, uniqueEmail('nobody'), wrong, '198.51.100.40'));
     expect(withPending).toEqual(withoutCode);
-    expect(withPending.status).toBe(401);
+    expect(withPending.status).toBe(400);
   });
 
   it('rate-limits verification per client (429 with Retry-After)', async () => {
@@ -129,7 +129,7 @@ describe('registration and keys over real Redis and SMTP', () => {
       const ip = `198.51.100.${50 + (Date.now() % 50)}`;
       const answers = [];
       for (let i = 0; i < 4; i++) answers.push((await verify(limited.app, uniqueEmail('rl'), '123456', ip)).statusCode);
-      expect(answers).toEqual([401, 401, 401, 429]);
+      expect(answers).toEqual([400, 400, 400, 429]);
       const res = await verify(limited.app, uniqueEmail('rl'), '123456', ip);
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
@@ -142,7 +142,7 @@ describe('registration and keys over real Redis and SMTP', () => {
     await register(a.app, email);
     const code = await smtp.codeFor(email);
     const results = await Promise.all([verify(a.app, email, code), verify(b.app, email, code), verify(a.app, email, code)]);
-    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 401, 401]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 400, 400]);
   });
 
   it('refuses an expired code', async () => {
@@ -153,7 +153,7 @@ describe('registration and keys over real Redis and SMTP', () => {
       const code = await smtp.codeFor(email);
       await new Promise((r) => setTimeout(r, 1300));
       const res = await verify(short.app, email, code);
-      expect(res.statusCode).toBe(401);
+      expect(res.statusCode).toBe(400);
       expect(res.json().detail).toMatch(/wrong, expired, already used/);
     } finally {
       await short.app.close();
@@ -269,6 +269,67 @@ describe('store outage', () => {
       own.child.kill('SIGKILL');
       const { rmSync } = await import('node:fs');
       rmSync(own.dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('revoking and rotating keys, across replicas sharing Redis', () => {
+  const protectedCall = (app: FastifyInstance, key: string) => app.inject({ method: 'GET', url: '/v1/verify/key', headers: authed(key) });
+
+  it('DELETE /v1/auth/key ends the presented key at once on every replica, and only that key', async () => {
+    const email = uniqueEmail('revoke');
+    const doomed = await mintKey(a.app, email);
+    const other = await mintKey(a.app, email);
+    expect((await protectedCall(b.app, doomed)).statusCode).toBe(200);
+    const revoked = await a.app.inject({ method: 'DELETE', url: '/v1/auth/key', headers: authed(doomed) });
+    expect(revoked.statusCode).toBe(204);
+    for (const app of [a.app, b.app]) expect((await protectedCall(app, doomed)).statusCode).toBe(401);
+    expect((await protectedCall(b.app, other)).statusCode).toBe(200);
+    expect((await b.app.inject({ method: 'DELETE', url: '/v1/auth/key', headers: authed(doomed) })).statusCode).toBe(401);
+  });
+
+  it('POST /v1/auth/key/rotate gives a new key at once; the old one works through the grace period on every replica, then stops', async () => {
+    const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '1000', KEY_ROTATION_GRACE_SECONDS: '2' };
+    const one = await buildTestApp(env);
+    const two = await buildTestApp(env);
+    try {
+      const old = await mintKey(one.app);
+      const rotated = await two.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(old) });
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      expect(rotated.headers['cache-control']).toBe('no-store');
+      const { key, previousKeyExpiresAt } = rotated.json();
+      expect(key).toMatch(/^dps_/);
+      expect(new Date(previousKeyExpiresAt).getTime() - Date.now()).toBeLessThanOrEqual(2_000);
+      for (const app of [one.app, two.app]) {
+        expect((await protectedCall(app, key)).statusCode).toBe(200);
+        expect((await protectedCall(app, old)).statusCode).toBe(200);
+      }
+      // Rotating the old key again during its grace period does not extend it.
+      const again = await one.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(old) });
+      expect(again.statusCode).toBe(200);
+      await new Promise((r) => setTimeout(r, 2_300));
+      for (const app of [one.app, two.app]) {
+        expect((await protectedCall(app, old)).statusCode).toBe(401);
+        expect((await protectedCall(app, key)).statusCode).toBe(200);
+        expect((await protectedCall(app, again.json().key)).statusCode).toBe(200);
+      }
+    } finally {
+      await one.app.close();
+      await two.app.close();
+    }
+  });
+
+  it('with a grace period of 0 the rotated key stops at once', async () => {
+    const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '1000', KEY_ROTATION_GRACE_SECONDS: '0' };
+    const one = await buildTestApp(env);
+    try {
+      const old = await mintKey(one.app);
+      const rotated = await one.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(old) });
+      expect(rotated.statusCode).toBe(200);
+      expect((await protectedCall(one.app, old)).statusCode).toBe(401);
+      expect((await protectedCall(one.app, rotated.json().key)).statusCode).toBe(200);
+    } finally {
+      await one.app.close();
     }
   });
 });

@@ -93,6 +93,23 @@ describe('office pool supervision', () => {
     expect(liveMembers(busyGroup.pgid)).toEqual([]);
   });
 
+  it.each([
+    ['jailed', true],
+    ['unjailed', false],
+  ])('a killed bridge (%s) takes its soffice.bin and oosplash down within seconds, and is replaced', async (_name, jail) => {
+    const pool = newPool({ size: 1, jail });
+    await pool.start();
+    const group = pool.processGroups()[0]!;
+    const members = liveMembers(group.pgid);
+    const bridge = members.find((p) => p.command.startsWith('python'));
+    expect(bridge, JSON.stringify(members)).toBeDefined();
+    expect(members.some((p) => p.command === 'soffice.bin')).toBe(true);
+    process.kill(bridge!.pid, 'SIGKILL');
+    await waitFor(() => liveMembers(group.pgid).length === 0, 5_000);
+    await waitFor(() => pool.stats().up === 1 && pool.processGroups()[0]?.pgid !== group.pgid, 60_000);
+    expect(isPdf(await pool.convertToPdf(SMALL))).toBe(true);
+  });
+
   it('recycles a process after maxJobsPerProcess jobs', async () => {
     const pool = newPool({ size: 1, maxJobsPerProcess: 2 });
     const restarts: RestartEvent[] = [];

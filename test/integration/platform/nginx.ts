@@ -6,8 +6,9 @@ import path from 'node:path';
 /**
  * A foreground nginx (daemon off) load balancer on loopback whose config, pid, logs and temp
  * paths all live in `dir`. Round-robin over the upstreams; retries on connection errors,
- * timeouts, 502 and 503 — nginx only re-sends a POST when nothing of it reached the upstream
- * (connection refused), because `non_idempotent` is deliberately not set.
+ * timeouts, 502 and 503, POSTs included (`non_idempotent`, as deploy/nginx.conf: docproc's POSTs
+ * have no side effects, and a stopping replica may reset a connection accepted an instant before
+ * its listener closed).
  */
 export interface Nginx {
   base: string;
@@ -64,7 +65,7 @@ ${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
       ${shippedForwardedFor()}
       proxy_connect_timeout 2s;
       proxy_read_timeout 180s;
-      proxy_next_upstream error timeout http_502 http_503;
+      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
       proxy_next_upstream_tries 3;
       proxy_next_upstream_timeout 10s;
     }

@@ -53,4 +53,37 @@ describe('audit page on every page size', () => {
       { seed: 2026, numRuns: 25 },
     );
   }, 120_000);
+
+  it('property: rotated, inverted and offset page boxes with a visible signature anywhere end in a valid signature', async () => {
+    const box = fc.record({
+      x: fc.integer({ min: -2_000, max: 2_000 }),
+      y: fc.integer({ min: -2_000, max: 2_000 }),
+      width: fc.integer({ min: 1, max: 14_400 }),
+      height: fc.integer({ min: 1, max: 14_400 }),
+      inverted: fc.boolean(),
+      rotate: fc.constantFrom(0, 90, 180, 270, -90, 450),
+    });
+    const visible = fc.record({ x: fc.integer({ min: -500, max: 15_000 }), y: fc.integer({ min: -500, max: 15_000 }), width: fc.integer({ min: 1, max: 2_000 }), height: fc.integer({ min: 1, max: 2_000 }) });
+    const names = fc.oneof(fc.string({ unit: 'grapheme', minLength: 2, maxLength: 60 }), fc.constantFrom('מרים כהן', '王小明', 'e\u0301\u0301 Zoë 👩‍👩‍👧‍👦', 'W'.repeat(200)));
+    await fc.assert(
+      fc.asyncProperty(box, visible, names, async (page, rect, name) => {
+        const doc = await PDFDocument.create();
+        const p = doc.addPage([612, 792]);
+        const { x, y, width, height } = page;
+        if (page.inverted) p.setMediaBox(x + width, y + height, -width, -height);
+        else p.setMediaBox(x, y, width, height);
+        p.setRotation({ type: 'degrees', angle: page.rotate } as never);
+        const pdf = Buffer.from(await doc.save());
+        const signed = await signPdfReport(pdf, { ...request(name.trim().length >= 2 ? name : 'Ann Signer', 'Layout'), appearance: { page: 1, ...rect } }, pki.rsa);
+        expect(signed.document.subarray(0, 5).toString()).toBe('%PDF-');
+        expect(signed.document.toString('latin1')).not.toMatch(/NaN|Infinity/);
+      }),
+      { seed: 2027, numRuns: 20 },
+    );
+    // One of them checked end to end by an independent verifier.
+    const doc = await PDFDocument.create();
+    doc.addPage([612, 792]).setMediaBox(612, 792, -612, -792);
+    const signed = await signPdfReport(Buffer.from(await doc.save()), { ...request('Inverted Box', 'Layout'), appearance: { page: 1, x: 10, y: 10, width: 150, height: 40 } }, pki.rsa);
+    expect(pdfsig(pki, signed.document)[0]).toMatchObject({ valid: true, total: true });
+  }, 180_000);
 });

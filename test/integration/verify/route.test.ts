@@ -149,6 +149,23 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect(body.signatures.at(-1)).toMatchObject({ signed: true, intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED', subIndication: null });
   });
 
+  it('takes back exactly the document object POST /v1/sign returns, and ignores unknown top-level properties such as eventId', async () => {
+    const sign = await app.inject({
+      method: 'POST',
+      url: '/v1/sign',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: { document: { base64: corpus('pdf-unsigned/signpdf-w3dummy.pdf').toString('base64') }, signer: { name: 'Round Trip', email: 'round@example.com' }, auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }] },
+    });
+    expect(sign.statusCode, sign.body).toBe(200);
+    const { document } = sign.json();
+    expect(Object.keys(document).sort()).toEqual(['base64', 'contentType']);
+    const res = await postJson({ document, eventId: 'evt-42', somethingElse: { nested: true } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().valid).toBe(true);
+    // Inside `document`, unknown properties are still refused: a typo there would lose the input.
+    expect((await postJson({ document: { base64: document.base64, contenttype: 'application/pdf' } })).statusCode).toBe(400);
+  });
+
   it('a document time-stamp (/Type /DocTimeStamp, ETSI.RFC3161) from a trusted TSA passes', async () => {
     const tsaDir = path.join(dir, 'tsa');
     const pdf = TestPdf.base().sign({ subFilter: 'ETSI.RFC3161', type: 'DocTimeStamp', cms: (signedBytes) => timestampToken(signedBytes, tsaDir) }).bytes;

@@ -74,3 +74,109 @@ describe('outputFilename', () => {
     );
   });
 });
+
+describe('deeply nested JSON', () => {
+  const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  const minimalDocx = () => Buffer.from('PK').toString('base64');
+
+  it('annotate `data` nested 5000 levels is a 400 naming the body, not a 500 from the structured clone', async () => {
+    const payload = `{"document":{"base64":"${minimalDocx()}"},"fields":[],"data":${nested(5000)}}`;
+    const res = await t.app.inject({ method: 'POST', url: '/v1/annotate', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body' }] });
+  });
+
+  it('the same nesting in a multipart JSON field is a 400 naming the field', async () => {
+    const res = await multipartPost('/v1/sign', {
+      signer: '{"name":"Ann Signer","email":"a@example.com"}',
+      auditTrail: '[{"type":"submit","timestamp":"2025-01-01T00:00:00Z"}]',
+      metadata: nested(5000),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.metadata' }] });
+  });
+
+  it('every route refuses 100 000 nested arrays quickly with a 4xx', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    for (const url of ['/v1/verify', '/v1/annotate', '/v1/sign']) {
+      const res = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: `{"document":${deep}}` });
+      expect(res.statusCode, url).toBe(400);
+    }
+  });
+
+  it('64 levels are still accepted by the depth check', async () => {
+    const { jsonDepthExceeds, MAX_JSON_DEPTH } = await import('../../../src/http/json-depth.js');
+    expect(jsonDepthExceeds(JSON.parse(nested(MAX_JSON_DEPTH - 1)), MAX_JSON_DEPTH)).toBe(false);
+    expect(jsonDepthExceeds(JSON.parse(nested(MAX_JSON_DEPTH)), MAX_JSON_DEPTH)).toBe(false);
+    expect(jsonDepthExceeds(JSON.parse(nested(MAX_JSON_DEPTH + 1)), MAX_JSON_DEPTH)).toBe(true);
+  });
+});
+
+describe('every route declares its body budget', () => {
+  it('a body past the route’s budget is 413 from its Content-Length alone; routes without a body take almost none', async () => {
+    const small = await buildTestApp({ API_KEY_PEPPER: 'malformed-pepper-0123456789', MAX_FILE_BYTES: String(1024 * 1024), MULTIPART_FIELD_MAX_BYTES: '65536' });
+    try {
+      const smallKey = await issueTestKey(small.app, 'budget@example.com');
+      // convert: two files of MAX_FILE_BYTES and 1 MB of fields = 3 MB.
+      const big = Buffer.alloc(3 * 1024 * 1024 + 4096, 0x61);
+      const convert = await small.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${smallKey}`, 'content-type': 'multipart/form-data; boundary=x' }, payload: big });
+      expect(convert.statusCode).toBe(413);
+      expect(convert.json()).toMatchObject({ code: 'FILE_TOO_LARGE' });
+      expect(convert.json().detail).toContain('larger than this operation accepts');
+      const health = await small.app.inject({ method: 'GET', url: '/v1/health', headers: { 'content-type': 'application/json' }, payload: `{"pad":"${'x'.repeat(20_000)}"}` });
+      expect(health.statusCode).toBe(413);
+      const register = await small.app.inject({ method: 'GET', url: '/v1/auth/register?email=a@example.com', headers: { 'content-type': 'application/json' }, payload: `{"pad":"${'x'.repeat(20_000)}"}` });
+      expect(register.statusCode).toBe(413);
+    } finally {
+      await small.app.close();
+    }
+  });
+});
+
+describe('error media type follows Accept', () => {
+  it('problem+json by default and for browsers; application/json when the client prefers it', async () => {
+    const cases: [string | undefined, string][] = [
+      [undefined, 'application/problem+json'],
+      ['*/*', 'application/problem+json'],
+      ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'application/problem+json'],
+      ['application/json', 'application/json'],
+      ['application/json, application/problem+json', 'application/problem+json'],
+      ['application/problem+json;q=0.5, application/json', 'application/json'],
+      ['application/json;q=0.2, application/problem+json', 'application/problem+json'],
+      ['application/*', 'application/problem+json'],
+    ];
+    for (const [accept, expected] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/verify', headers: { ...(accept ? { accept } : {}), 'content-type': 'application/json' }, payload: '{}' });
+      expect(res.statusCode, String(accept)).toBe(401);
+      expect(res.headers['content-type'], String(accept)).toMatch(new RegExp(`^${expected.replace('+', '\\+')}`));
+      expect(res.json()).toMatchObject({ status: 401, code: 'AUTHENTICATION_ERROR', error: expect.any(String), message: expect.any(String) });
+    }
+  });
+});
+
+describe('GET / and /documentation (as SuperDoc has them)', () => {
+  it('GET / answers JSON with name, version, message, endpoints, authentication, example and links; plain text for curl', async () => {
+    const json = await t.app.inject({ method: 'GET', url: '/' });
+    expect(json.statusCode).toBe(200);
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
+    expect(json.json()).toMatchObject({
+      name: expect.any(String), version: 'v1', message: expect.any(String),
+      endpoints: { convert: 'POST /v1/convert', health: 'GET /v1/health', docs: 'GET /docs' },
+      authentication: expect.stringContaining('Bearer'), example: expect.stringContaining('/v1/health'),
+      links: { documentation: expect.stringMatching(/\/documentation$/), github: expect.any(String), support: expect.any(String) },
+    });
+    const text = await t.app.inject({ method: 'GET', url: '/', headers: { 'user-agent': 'curl/8.5.0', accept: '*/*' } });
+    expect(text.headers['content-type']).toMatch(/^text\/plain/);
+    expect(text.body).toContain('POST /v1/convert');
+    const asked = await t.app.inject({ method: 'GET', url: '/', headers: { 'user-agent': 'curl/8.5.0', accept: 'application/json' } });
+    expect(asked.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it('/documentation leads to the interactive documentation', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/documentation' });
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+    expect((await t.app.inject({ method: 'GET', url: '/docs' })).statusCode).toBeLessThan(400);
+  });
+});

@@ -35,6 +35,17 @@ describe('DOCX and zip guards', () => {
     expect(codeOf(() => assertDocx(truncated))).toMatch(/^400 INVALID_FILE_FORMAT/);
   });
 
+  it('refuses an entry whose real size differs from the size its central directory declares (found by test/fuzz, seed 7)', () => {
+    const docx = Buffer.from(corpus('docx/pandoc-tables.docx'));
+    // Central directory entry of word/document.xml: change its declared uncompressed size.
+    const name = Buffer.from('word/document.xml');
+    for (let at = docx.indexOf(name); at >= 0; at = docx.indexOf(name, at + 1)) {
+      if (docx.readUInt32LE(at - 46) !== 0x02014b50) continue;
+      docx.writeUInt32LE(docx.readUInt32LE(at - 46 + 24) + 7, at - 46 + 24);
+    }
+    expect(codeOf(() => assertDocx(docx))).toBe('400 INVALID_FILE_FORMAT');
+  });
+
   it('refuses zip bombs by really inflating with a cap', () => {
     const bomb = new PizZip();
     bomb.file('[Content_Types].xml', '<Types/>');

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { printable, printableWidth } from '../../../src/documents/sign/pdf/fonts.js';
 import { wrapText } from '../../../src/documents/sign/pdf/text.js';
+import { appearanceContent } from '../../../src/documents/sign/pdf/appearance.js';
 
 /**
  * Text layout makes progress by construction: whatever the text and the width (negative included),
@@ -32,5 +33,23 @@ describe('wrapText', () => {
   it('is linear on a 10 000-character word at a tiny width (one character per line)', () => {
     const lines = wrapText('x'.repeat(10_000), 'regular', 9, 0.5);
     expect(lines).toHaveLength(10_000);
+  });
+});
+
+describe('visible signature appearance', () => {
+  const names = fc.oneof(scripts, fc.constantFrom('W'.repeat(10_000), 'ا'.repeat(5_000), '字'.repeat(5_000)));
+  const side = fc.oneof(fc.double({ min: -14_400, max: 14_400, noNaN: true }), fc.constantFrom(0, 1, 1e-6, -1, 14_400));
+
+  it('any box (tiny, huge, zero, inverted) and any name: a finite content stream with a readable font size', () => {
+    const showText = (text: string) => `(${text.length})`;
+    fc.assert(
+      fc.property(names, side, side, fc.option(scripts, { nil: undefined }), (name, width, height, reason) => {
+        const content = appearanceContent({ signerName: name || 'x', signedAt: new Date('2026-01-01T00:00:00Z'), reason }, width, height, showText);
+        expect(content).not.toMatch(/NaN|Infinity/);
+        for (const m of content.matchAll(/\/F1 ([\d.]+) Tf/g)) expect(Number(m[1])).toBeGreaterThanOrEqual(1);
+        expect(content.split('\n').length).toBeLessThanOrEqual(5);
+      }),
+      { seed: 23, numRuns: 500 },
+    );
   });
 });

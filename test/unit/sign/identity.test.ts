@@ -51,7 +51,9 @@ describe('development identity', () => {
     expect(d.fingerprint).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
     expect(d.chain).toHaveLength(2);
     expect(d.issuer).toContain('docproc Development CA');
-    expect(new Date(d.validTo).getTime()).toBeGreaterThan(new Date(d.validFrom).getTime());
+    expect(new Date(d.validToTime).getTime()).toBeGreaterThan(new Date(d.validFromTime).getTime());
+    expect(d.validFrom).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(d.validTo).toBe(d.validToTime.slice(0, 10));
     const back = fromPortable(structuredClone(toPortable(identity)));
     expect(back.certificate.fingerprint256).toBe(identity.certificate.fingerprint256);
     expect(back.chain[0].fingerprint256).toBe(identity.chain[0].fingerprint256);

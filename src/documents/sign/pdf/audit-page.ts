@@ -33,6 +33,18 @@ const LABEL_WIDTH = 130;
 /** The smallest page the audit layout reads well on: margins, the label column and ~25 characters of value. */
 export const MIN_AUDIT_PAGE = { width: 2 * MARGIN + LABEL_WIDTH + 150, height: 300 };
 
+const KNOWN_SIGNER_FIELDS = new Set(['name', 'email', 'ip', 'userAgent']);
+
+/** The signer details beyond SuperDoc's four, labelled from their names (jobTitle → Job title). */
+function otherSignerDetails(signer: AuditRecord['signer']): [string, string][] {
+  return Object.entries(signer)
+    .filter(([key, value]) => !KNOWN_SIGNER_FIELDS.has(key) && value !== null && value !== undefined && value !== '')
+    .map(([key, value]) => {
+      const words = key.replace(/[_-]+/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').trim().toLowerCase();
+      return [words.charAt(0).toUpperCase() + words.slice(1), String(value)];
+    });
+}
+
 function blocks(record: AuditRecord): Block[] {
   const field = (label: string, value: string | undefined): Block[] => (value ? [{ kind: 'field', label, value }] : []);
   const s = record.signature;
@@ -48,6 +60,7 @@ function blocks(record: AuditRecord): Block[] {
     ...field('E-mail', record.signer.email),
     ...field('IP address', record.signer.ip),
     ...field('User agent', record.signer.userAgent),
+    ...otherSignerDetails(record.signer).flatMap(([label, value]) => field(label, value)),
     { kind: 'heading', text: 'Signature' },
     ...field('Signed at (UTC)', record.signedAt),
     ...field('Reason', s.reason),

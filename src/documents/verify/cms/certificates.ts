@@ -24,10 +24,14 @@ export interface CertSummary {
 export function parseCert(der: Uint8Array, parsed?: pkijs.Certificate): Cert | undefined {
   try {
     const buffer = Buffer.from(der);
-    if (parsed) return { der: buffer, x509: new X509Certificate(buffer), parsed };
+    const x509 = new X509Certificate(buffer);
+    // OpenSSL parses a certificate whose key it cannot decode and throws only when the key is read:
+    // such a certificate can verify nothing, so it is no certificate at all here.
+    void x509.publicKey;
+    if (parsed) return { der: buffer, x509, parsed };
     const asn1 = asn1js.fromBER(buffer);
     if (asn1.offset === -1) return undefined;
-    return { der: buffer, x509: new X509Certificate(buffer), parsed: new pkijs.Certificate({ schema: asn1.result }) };
+    return { der: buffer, x509, parsed: new pkijs.Certificate({ schema: asn1.result }) };
   } catch {
     return undefined;
   }

@@ -14,12 +14,17 @@ export const SignerSchema = Type.Object(
     ip: Type.Optional(Type.String({ maxLength: 64, description: "The signer's IP address, as seen by your application." })),
     userAgent: Type.Optional(Type.String({ maxLength: 1024, description: "The signer's browser user agent." })),
   },
-  { additionalProperties: false },
+  {
+    // SuperDoc's signer is an open object: other details (title, company, …) are kept in the audit record and printed.
+    additionalProperties: Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]),
+    maxProperties: 40,
+    description: 'Other properties (e.g. `title`, `company`: text, numbers, booleans) are kept in audit-trail.json and printed on the audit page.',
+  },
 );
 
 export const AuditEventSchema = Type.Object(
   {
-    type: Type.Union([Type.Literal('ready'), Type.Literal('scroll'), Type.Literal('field_change'), Type.Literal('submit')]),
+    type: Type.String({ minLength: 1, maxLength: 64, description: 'ready, scroll, field_change, submit, or any other event name of yours (recorded as given).' }),
     timestamp: Type.String({ minLength: 1, maxLength: 64, description: 'When it happened (ISO 8601).' }),
     data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form event details (summarised on the audit page, kept whole in audit-trail.json).' })),
   },
@@ -68,9 +73,12 @@ export const SignP12Schema = Type.Object(
   { additionalProperties: false, description: 'docproc extra: sign with your own certificate instead of the service certificate.' },
 );
 
+/** An optional object SuperDoc clients may send as null: null means absent. */
+const OrNull = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
 const signOptionProperties = {
   eventId: Type.Optional(Type.String({ maxLength: 255, description: 'Your identifier for this signing event (printed on the audit page).' })),
-  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form data kept in audit-trail.json.' })),
+  metadata: OrNull(Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form data kept in audit-trail.json; null = none.' })),
   reason: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /Reason of the signature.' })),
   location: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /Location of the signature.' })),
   contactInfo: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /ContactInfo of the signature.' })),
@@ -80,9 +88,9 @@ export const SignJsonBodySchema = Type.Object({
   document: SignDocumentSchema,
   signer: SignerSchema,
   auditTrail: AuditTrailSchema,
-  certificate: Type.Optional(AuditCertificateOptionSchema),
-  appearance: Type.Optional(SignAppearanceSchema),
-  p12: Type.Optional(SignP12Schema),
+  certificate: OrNull(AuditCertificateOptionSchema),
+  appearance: OrNull(SignAppearanceSchema),
+  p12: OrNull(SignP12Schema),
   ...signOptionProperties,
 });
 
@@ -127,8 +135,10 @@ export const VerifyKeyResponseSchema = Type.Object({
   algorithm: Type.String({ examples: ['RSA-SHA256', 'ECDSA-SHA256'] }),
   publicKey: Type.String({ description: 'SubjectPublicKeyInfo, PEM.' }),
   fingerprint: Type.String({ description: 'SHA-256 of the signing certificate, colon-separated hex.' }),
-  validFrom: Type.String({ format: 'date-time' }),
-  validTo: Type.String({ format: 'date-time' }),
+  validFrom: Type.String({ format: 'date', description: 'First day of validity (UTC), as SuperDoc publishes it.' }),
+  validTo: Type.String({ format: 'date', description: 'Last day of validity (UTC).' }),
+  validFromTime: Type.String({ format: 'date-time', description: 'The exact start of validity.' }),
+  validToTime: Type.String({ format: 'date-time', description: 'The exact end of validity.' }),
   issuer: Type.String(),
   subject: Type.String(),
   chain: Type.Array(Type.String(), { description: 'Signing certificate first, then its issuers, PEM.' }),

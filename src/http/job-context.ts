@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { JobContext } from '../compute/fair-queue.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whose work this request is, and a signal aborted when its client goes away unanswered. */
+    job: JobContext;
+  }
+}
+
+/** Gives every request the JobContext the pools use for fair queueing and for dropping abandoned work. */
+export function installJobContext(app: FastifyInstance): void {
+  app.decorateRequest('job', undefined as unknown as JobContext);
+  app.addHook('onRequest', async (request, reply) => {
+    const gone = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    request.job = { caller: request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`, signal: gone.signal };
+  });
+}
