@@ -1,3 +1,4 @@
+import type { Server, ServerResponse } from 'node:http';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -14,6 +15,7 @@ async function main() {
     throw err;
   }
   const app = await buildApp(config);
+  const openRequests = trackOpenRequests(app.server);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -25,7 +27,8 @@ async function main() {
       app.log.error('graceful shutdown took too long: stopping the work still running and exiting');
       const exit = () => process.exit(1);
       setTimeout(exit, 2_000).unref();
-      void app.services.abandonWork().then(() => setTimeout(exit, 250));
+      // The stopped requests are answered (503) on their way out; exit once none is left unanswered.
+      void app.services.abandonWork().then(() => openRequests.whenAnswered().then(exit));
     }, config.shutdownGraceMs);
     // Requests still waiting for a converter or worker near the end of the grace period would be
     // cut off with the process: they get 503 + Retry-After instead, while there is time to answer.
@@ -56,7 +59,23 @@ async function main() {
   await app.listen({ port: config.port, host: config.host });
 }
 
-const acceptPendingConnections = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
+/** Counts the requests the server has received and not yet answered; resolves when none is left. */
+function trackOpenRequests(server: Server): { whenAnswered(): Promise<void> } {
+  let open = 0;
+  server.on('request', (_request, response: ServerResponse) => {
+    open++;
+    response.once('close', () => open--);
+  });
+  return {
+    async whenAnswered() {
+      while (open > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    },
+  };
+}
+
+/** A pause with at least one poll phase (accepts), then close in the check phase right after one. */
+const acceptPendingConnections = () =>
+  new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), 50));
 
 main().catch((err) => {
   console.error('docproc failed to start:', err);

@@ -4,15 +4,16 @@ import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from
 import { assertDocx } from '../../inputs/zip.js';
 import { fillContentControls } from './content-controls.js';
 import { pageTextWidthTwips } from './drawing.js';
-import { rootIdentifier, safeExpressionParser } from './expressions.js';
+import { rootIdentifier } from './expressions.js';
 import { prepareFields, type PreparedField } from './fields.js';
 import { createEndnotesModule } from './endnotes-module.js';
-import { createImageModule, IMAGE_MODULE_NAME } from './image-module.js';
+import { createImageModule } from './image-module.js';
 import { MediaRegistry } from './media.js';
 import { assertRowShapes } from './sdt-table.js';
-import { isTemplateError, templateInvalid } from './template-errors.js';
+import { createTagParser } from './tag-parser.js';
+import { appErrorInside, isTemplateError, templateInvalid } from './template-errors.js';
+import { foreignTemplateLanguage, scanTemplateText } from './template-syntax.js';
 import type { AnnotateInput, AnnotateResult } from './types.js';
-import { PreparedVisual } from './visuals.js';
 
 /** Parts that hold document text: body, headers, footers, foot/endnotes (text boxes are inside them). */
 const STORY_PART = /^word\/(document\d*|header\d+|footer\d+|footnotes|endnotes)\.xml$/;
@@ -86,18 +87,6 @@ function templateData(data: Record<string, unknown>, fields: Map<string, Prepare
   return merged;
 }
 
-function parserFor(tag: string) {
-  const inner = safeExpressionParser(tag);
-  return {
-    get(scope: unknown, context: { meta?: { part?: { module?: string } } } & Parameters<typeof inner.get>[1]) {
-      const value = inner.get(scope, context);
-      // An image/signature field used in a plain {tag}: show the typed name (or nothing), never "[object Object]".
-      if (value instanceof PreparedVisual && context.meta?.part?.module !== IMAGE_MODULE_NAME) return value.typedName;
-      return value;
-    },
-  };
-}
-
 function loadZip(template: Buffer): PizZip {
   try {
     return new PizZip(template);
@@ -108,6 +97,8 @@ function loadZip(template: Buffer): PizZip {
 
 function rethrow(error: unknown): never {
   if (error instanceof AppError) throw error;
+  const raisedByValue = appErrorInside(error);
+  if (raisedByValue) throw raisedByValue;
   if (isTemplateError(error)) throw templateInvalid(error);
   const message = (error as Error)?.message ?? String(error);
   throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `The template could not be filled: ${message}`, { cause: error });
@@ -132,6 +123,10 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   const media = new MediaRegistry(zip);
   const pageWidth = pageTextWidthTwips(zip.file('word/document.xml')?.asText() ?? '');
   const missing = new Set<string>();
+  const storyParts = Object.keys(zip.files).filter((name) => STORY_PART.test(name));
+  const textScan = scanTemplateText(zip, storyParts);
+  if (textScan.foreign.length) throw foreignTemplateLanguage(textScan.foreign);
+  const valueWarnings = new Set<string>();
 
   let doc: Docxtemplater;
   try {
@@ -140,7 +135,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
       linebreaks: true,
       stripInvalidXMLChars: true,
       errorLogging: false,
-      parser: parserFor,
+      parser: createTagParser((message) => valueWarnings.add(message)),
       modules: [createImageModule({ media, pageTextWidthTwips: pageWidth, images, missing }), createEndnotesModule()],
       nullGetter(part) {
         if (!part.module) missing.add(part.value);
@@ -158,8 +153,11 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
     rethrow(error);
   }
 
+  textScan.restore(zip);
+
   const matched = new Set([...fields.keys()].filter((name) => tagNames.has(name)));
-  for (const partPath of Object.keys(zip.files).filter((name) => STORY_PART.test(name))) {
+  let namedControls = 0;
+  for (const partPath of storyParts) {
     let result: ReturnType<typeof fillContentControls>;
     try {
       result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
@@ -169,6 +167,18 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
     }
     if (result.xml !== null) zip.file(partPath, result.xml);
     result.matched.forEach((name) => matched.add(name));
+    namedControls += result.namedControls;
+  }
+  valueWarnings.forEach((message) => warnings.push(message));
+
+  if (tagNames.size === 0 && namedControls === 0) {
+    const message = 'The template has no tags ({name}) and no named content controls: there is nothing to fill.';
+    if (input.options?.strict) {
+      throw unprocessable(ErrorCode.TEMPLATE_INVALID, `${message} Add tags or content controls, or turn off strict.`, {
+        extensions: { errors: [{ id: 'no_tags', tag: null, explanation: message, part: null, offset: null }] },
+      });
+    }
+    warnings.push(`${message} The document was returned unchanged.`);
   }
 
   const unknown = [...fields.keys()].filter((name) => !matched.has(name));

@@ -20,10 +20,28 @@ export interface ContentControlContext {
 
 type Level = 'run' | 'block' | 'cell' | 'row';
 
-function controlNames(sdt: Element): string[] {
+/** SuperDoc's editor saves a field's identity as JSON in the tag: fieldId, group and displayLabel name it. */
+const SUPERDOC_TAG_KEYS = ['fieldId', 'group', 'displayLabel'] as const;
+
+function superdocTagNames(tag: string): string[] {
+  if (!tag.trimStart().startsWith('{')) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(tag);
+  } catch {
+    return [];
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return [];
+  return SUPERDOC_TAG_KEYS.map((key) => (parsed as Record<string, unknown>)[key]).filter((name): name is string => typeof name === 'string' && name !== '');
+}
+
+/** The names a control answers to: its tag (or, for a JSON tag, the names in it) and its title. */
+export function controlNames(sdt: Element): string[] {
   const props = firstChild(sdt, 'w:sdtPr');
   if (!props) return [];
-  return [wVal(firstChild(props, 'w:tag')), wVal(firstChild(props, 'w:alias'))].filter((name): name is string => !!name);
+  const tag = wVal(firstChild(props, 'w:tag'));
+  const alias = wVal(firstChild(props, 'w:alias'));
+  return [...(tag ? [tag, ...superdocTagNames(tag)] : []), ...(alias ? [alias] : [])];
 }
 
 function levelOf(sdt: Element, content: Element): Level {
@@ -166,17 +184,20 @@ export function fillContentControls(
   partPath: string,
   fields: Map<string, PreparedField>,
   context: ContentControlContext,
-): { xml: string | null; matched: Set<string> } {
+): { xml: string | null; matched: Set<string>; namedControls: number } {
   const matched = new Set<string>();
-  if (!xml.includes('<w:sdt>') && !xml.includes('<w:sdt ')) return { xml: null, matched };
+  if (!xml.includes('<w:sdt>') && !xml.includes('<w:sdt ')) return { xml: null, matched, namedControls: 0 };
   const doc: Document = parseXml(xml);
   const controls = descendants(doc, 'w:sdt');
+  let namedControls = 0;
   for (const sdt of controls) {
     if (!isAttached(sdt)) continue;
-    const name = controlNames(sdt).find((candidate) => fields.has(candidate));
+    const names = controlNames(sdt);
+    if (names.length) namedControls++;
+    const name = names.find((candidate) => fields.has(candidate));
     if (!name) continue;
     fillControl(sdt, fields.get(name)!, partPath, context);
     matched.add(name);
   }
-  return { xml: matched.size ? serializeXml(doc) : null, matched };
+  return { xml: matched.size ? serializeXml(doc) : null, matched, namedControls };
 }

@@ -1,19 +1,29 @@
 /**
- * A small, safe expression language for docxtemplater tags: property paths (a.b, a[0], a["b"]),
- * number/string/boolean literals, + - * / %, comparisons, && || !, and parentheses.
- * It is parsed into a tree and interpreted; nothing from the template is ever evaluated as code,
- * and only own properties of plain data are readable (no __proto__, constructor, methods).
+ * docxtemplater's angular-expressions grammar, parsed into a tree and interpreted (nothing from a
+ * template is ever evaluated as code): names and member access (a.b, a[0], a["b"], a[key]),
+ * number/string/boolean/null literals, unary - + !, * / %, + -, comparisons, && ||, the ternary
+ * `c ? a : b`, parentheses, and `|` filters with `:`-separated arguments. Only own properties of
+ * plain data are readable (no __proto__, constructor or methods); there are no calls or assignments.
  */
+import { FILTERS, UnknownFilterError, type FilterContext } from './filters.js';
+
 type Node =
   | { kind: 'literal'; value: unknown }
   | { kind: 'this' }
-  | { kind: 'path'; root: string; keys: Array<string | number> }
+  | { kind: 'name'; name: string }
+  | { kind: 'member'; object: Node; key: Node }
   | { kind: 'unary'; op: '-' | '!' | '+'; arg: Node }
-  | { kind: 'binary'; op: string; left: Node; right: Node };
+  | { kind: 'binary'; op: string; left: Node; right: Node }
+  | { kind: 'conditional'; test: Node; then: Node; otherwise: Node }
+  | { kind: 'filter'; name: string; input: Node; args: Node[] };
 
 type Token = { type: 'num' | 'str' | 'id' | 'op'; value: string };
 
-const OPERATORS = ['===', '!==', '==', '!=', '>=', '<=', '&&', '||', '+', '-', '*', '/', '%', '>', '<', '!', '(', ')', '[', ']', '.'];
+// Longest first, so "||" is not read as two filter pipes and "===" not as "==" "=".
+const OPERATORS = ['===', '!==', '==', '!=', '>=', '<=', '&&', '||', '+', '-', '*', '/', '%', '>', '<', '!', '(', ')', '[', ']', '.', '|', '?', ':'];
+const QUOTES: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘': '’', '”': '”', '’': '’' };
+const NUMBER = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/;
+const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*/u;
 
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
@@ -24,28 +34,27 @@ function tokenize(source: string): Token[] {
       i++;
       continue;
     }
-    const number = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(source.slice(i));
+    const number = NUMBER.exec(source.slice(i));
     if (number && !(ch === '.' && tokens.length && tokens[tokens.length - 1].type === 'id')) {
       tokens.push({ type: 'num', value: number[0] });
       i += number[0].length;
       continue;
     }
-    if (ch === '"' || ch === "'" || ch === '“' || ch === '‘') {
-      const close = ch === '“' ? '”' : ch === '‘' ? '’' : ch;
-      const end = source.indexOf(close, i + 1);
-      if (end < 0) throw new Error(`unterminated string in "${source}"`);
+    if (QUOTES[ch]) {
+      const end = source.indexOf(QUOTES[ch], i + 1);
+      if (end < 0) throw new SyntaxError(`unterminated string in "${source}"`);
       tokens.push({ type: 'str', value: source.slice(i + 1, end) });
       i = end + 1;
       continue;
     }
-    const identifier = /^[\p{L}_$][\p{L}\p{N}_$]*/u.exec(source.slice(i));
+    const identifier = IDENTIFIER.exec(source.slice(i));
     if (identifier) {
       tokens.push({ type: 'id', value: identifier[0] });
       i += identifier[0].length;
       continue;
     }
     const op = OPERATORS.find((candidate) => source.startsWith(candidate, i));
-    if (!op) throw new Error(`unexpected character "${ch}" in "${source}"`);
+    if (!op) throw new SyntaxError(`unexpected character "${ch}" in "${source}"`);
     tokens.push({ type: 'op', value: op });
     i += op.length;
   }
@@ -53,14 +62,15 @@ function tokenize(source: string): Token[] {
 }
 
 const BINARY_LEVELS: string[][] = [['||'], ['&&'], ['==', '!=', '===', '!=='], ['<', '>', '<=', '>='], ['+', '-'], ['*', '/', '%']];
+const LITERAL_NAMES: Record<string, unknown> = { true: true, false: false, null: null, undefined };
 
 class ExpressionParser {
   private pos = 0;
   constructor(private readonly tokens: Token[], private readonly source: string) {}
 
   parse(): Node {
-    const node = this.binary(0);
-    if (this.pos < this.tokens.length) throw new Error(`unexpected "${this.tokens[this.pos].value}" in "${this.source}"`);
+    const node = this.filtered();
+    if (this.pos < this.tokens.length) throw new SyntaxError(`unexpected "${this.tokens[this.pos].value}" in "${this.source}"`);
     return node;
   }
 
@@ -70,8 +80,35 @@ class ExpressionParser {
   }
 
   private expectOp(value: string): void {
-    if (!this.peekOp([value])) throw new Error(`expected "${value}" in "${this.source}"`);
+    if (!this.peekOp([value])) throw new SyntaxError(`expected "${value}" in "${this.source}"`);
     this.pos++;
+  }
+
+  /** expression ( "|" filter ( ":" argument )* )* — filters bind loosest, as in angular. */
+  private filtered(): Node {
+    let node = this.conditional();
+    while (this.peekOp(['|'])) {
+      this.pos++;
+      const name = this.tokens[this.pos++];
+      if (!name || name.type !== 'id') throw new SyntaxError(`expected a filter name after "|" in "${this.source}"`);
+      if (!Object.prototype.hasOwnProperty.call(FILTERS, name.value)) throw new UnknownFilterError(name.value, this.source);
+      const args: Node[] = [];
+      while (this.peekOp([':'])) {
+        this.pos++;
+        args.push(this.conditional());
+      }
+      node = { kind: 'filter', name: name.value, input: node, args };
+    }
+    return node;
+  }
+
+  private conditional(): Node {
+    const test = this.binary(0);
+    if (!this.peekOp(['?'])) return test;
+    this.pos++;
+    const then = this.conditional();
+    this.expectOp(':');
+    return { kind: 'conditional', test, then, otherwise: this.conditional() };
   }
 
   private binary(level: number): Node {
@@ -90,66 +127,65 @@ class ExpressionParser {
       this.pos++;
       return { kind: 'unary', op: op as '-' | '!' | '+', arg: this.unary() };
     }
-    return this.primary();
+    return this.members(this.primary());
   }
 
   private primary(): Node {
     const token = this.tokens[this.pos++];
-    if (!token) throw new Error(`incomplete expression "${this.source}"`);
+    if (!token) throw new SyntaxError(`incomplete expression "${this.source}"`);
     if (token.type === 'num') return { kind: 'literal', value: Number(token.value) };
     if (token.type === 'str') return { kind: 'literal', value: token.value };
     if (token.type === 'op' && token.value === '(') {
-      const inner = this.binary(0);
+      const inner = this.filtered();
       this.expectOp(')');
       return inner;
     }
     if (token.type === 'op' && token.value === '.' && this.pos === this.tokens.length) return { kind: 'this' };
-    if (token.type !== 'id') throw new Error(`unexpected "${token.value}" in "${this.source}"`);
-    if (token.value === 'true' || token.value === 'false') return { kind: 'literal', value: token.value === 'true' };
-    if (token.value === 'null') return { kind: 'literal', value: null };
-    if (token.value === 'this') return this.accessors({ kind: 'this' });
-    return this.accessors({ kind: 'path', root: token.value, keys: [] });
+    if (token.type !== 'id') throw new SyntaxError(`unexpected "${token.value}" in "${this.source}"`);
+    if (Object.prototype.hasOwnProperty.call(LITERAL_NAMES, token.value)) return { kind: 'literal', value: LITERAL_NAMES[token.value] };
+    if (token.value === 'this') return { kind: 'this' };
+    return { kind: 'name', name: token.value };
   }
 
-  private accessors(base: Node): Node {
-    const keys: Array<string | number> = [];
+  private members(base: Node): Node {
+    let node = base;
     for (;;) {
       if (this.peekOp(['.'])) {
         this.pos++;
         const name = this.tokens[this.pos++];
-        if (!name || (name.type !== 'id' && name.type !== 'num')) throw new Error(`expected a property name in "${this.source}"`);
-        keys.push(name.value);
+        if (!name || (name.type !== 'id' && name.type !== 'num')) throw new SyntaxError(`expected a property name in "${this.source}"`);
+        node = { kind: 'member', object: node, key: { kind: 'literal', value: name.value } };
       } else if (this.peekOp(['['])) {
         this.pos++;
-        const key = this.tokens[this.pos++];
-        if (!key || (key.type !== 'num' && key.type !== 'str')) throw new Error(`only literal indexes are allowed in "${this.source}"`);
-        keys.push(key.type === 'num' ? Number(key.value) : key.value);
+        const key = this.filtered();
         this.expectOp(']');
-      } else break;
+        node = { kind: 'member', object: node, key };
+      } else if (this.peekOp(['('])) {
+        throw new SyntaxError(`calls are not supported in "${this.source}"; use a filter ("value | upper")`);
+      } else return node;
     }
-    if (base.kind === 'this') return keys.length ? { kind: 'path', root: '', keys } : base;
-    return { kind: 'path', root: (base as { root: string }).root, keys };
   }
 }
 
-function readOwn(target: unknown, key: string | number): unknown {
-  if (target === null || target === undefined) return undefined;
+function readOwn(target: unknown, key: unknown): unknown {
+  if (target === null || target === undefined || (typeof key !== 'string' && typeof key !== 'number')) return undefined;
   if ((typeof target === 'string' || Array.isArray(target)) && key === 'length') return target.length;
   if (typeof target !== 'object') return undefined;
   return Object.prototype.hasOwnProperty.call(target, key) ? (target as Record<string | number, unknown>)[key] : undefined;
 }
 
-interface ScopeContext {
+export interface ScopeContext {
   scopeList?: unknown[];
   num?: number;
 }
 
-function lookupRoot(root: string, scope: unknown, context: ScopeContext): unknown {
-  const own = readOwn(scope, root);
+/** A name looked up from the innermost scope outwards (loops see their parents' data). */
+export function lookupName(name: string, scope: unknown, context: ScopeContext): unknown {
+  const own = readOwn(scope, name);
   if (own !== undefined) return own;
   const list = context.scopeList ?? [];
-  for (let i = (context.num ?? list.length - 1); i >= 0; i--) {
-    const value = readOwn(list[i], root);
+  for (let i = context.num ?? list.length - 1; i >= 0; i--) {
+    const value = readOwn(list[i], name);
     if (value !== undefined) return value;
   }
   return undefined;
@@ -157,8 +193,6 @@ function lookupRoot(root: string, scope: unknown, context: ScopeContext): unknow
 
 function applyBinary(op: string, a: unknown, b: unknown): unknown {
   switch (op) {
-    case '&&': return a && b;
-    case '||': return a || b;
     case '==': case '===': return a === b;
     case '!=': case '!==': return a !== b;
   }
@@ -174,49 +208,50 @@ function applyBinary(op: string, a: unknown, b: unknown): unknown {
     case '<=': return (a as number) <= (b as number);
     case '>=': return (a as number) >= (b as number);
   }
-  throw new Error(`unknown operator ${op}`);
+  throw new SyntaxError(`unknown operator ${op}`);
 }
 
-function evaluate(node: Node, scope: unknown, context: ScopeContext): unknown {
+interface Evaluation {
+  scope: unknown;
+  context: ScopeContext;
+  filters: FilterContext;
+}
+
+function evaluate(node: Node, run: Evaluation): unknown {
   switch (node.kind) {
     case 'literal': return node.value;
-    case 'this': return scope;
-    case 'path': {
-      let value = node.root === '' ? scope : lookupRoot(node.root, scope, context);
-      for (const key of node.keys) value = readOwn(value, key);
-      return value;
-    }
+    case 'this': return run.scope;
+    case 'name': return lookupName(node.name, run.scope, run.context);
+    case 'member': return readOwn(evaluate(node.object, run), evaluate(node.key, run));
     case 'unary': {
-      const value = evaluate(node.arg, scope, context);
+      const value = evaluate(node.arg, run);
       if (node.op === '!') return !value;
       return value === undefined ? undefined : node.op === '-' ? -Number(value) : Number(value);
     }
     case 'binary': {
-      const left = evaluate(node.left, scope, context);
-      if (node.op === '&&' && !left) return left;
-      if (node.op === '||' && left) return left;
-      return applyBinary(node.op, left, evaluate(node.right, scope, context));
+      const left = evaluate(node.left, run);
+      if (node.op === '&&') return left ? evaluate(node.right, run) : left;
+      if (node.op === '||') return left ? left : evaluate(node.right, run);
+      return applyBinary(node.op, left, evaluate(node.right, run));
     }
+    case 'conditional': return evaluate(node.test, run) ? evaluate(node.then, run) : evaluate(node.otherwise, run);
+    case 'filter': return FILTERS[node.name](evaluate(node.input, run), node.args.map((arg) => evaluate(arg, run)), run.filters);
   }
 }
 
-/** Compiles one tag into an evaluator; throws a plain Error on a syntax error (docxtemplater reports it). */
-export function compileExpression(tag: string): (scope: unknown, context?: ScopeContext) => unknown {
+export type CompiledExpression = (scope: unknown, context?: ScopeContext, filters?: FilterContext) => unknown;
+
+const NO_WARNINGS: FilterContext = { warn: () => undefined };
+
+/**
+ * Compiles one tag into an evaluator. Throws SyntaxError on a syntax error and UnknownFilterError
+ * for a filter that does not exist (docxtemplater reports both with the tag's place).
+ */
+export function compileExpression(tag: string): CompiledExpression {
   const source = tag.trim();
   if (source === '' || source === '.') return (scope) => scope;
   const tree = new ExpressionParser(tokenize(source), source).parse();
-  return (scope, context = {}) => evaluate(tree, scope, context);
-}
-
-/** docxtemplater `parser` option. */
-export function safeExpressionParser(tag: string) {
-  const run = compileExpression(tag);
-  return {
-    get(scope: unknown, context: ScopeContext) {
-      // The innermost scope is looked up first; parents come from context.scopeList.
-      return run(scope, context);
-    },
-  };
+  return (scope, context = {}, filters = NO_WARNINGS) => evaluate(tree, { scope, context, filters });
 }
 
 /** The first identifier of a tag expression (the data key it starts from), if any. */

@@ -20,8 +20,27 @@ interface DocxtemplaterError {
     offset?: number | number[];
     openingtag?: string;
     closingtag?: string;
+    rootError?: unknown;
     errors?: DocxtemplaterError[];
   };
+}
+
+/** docxtemplater's explanation, with the parser's own message when it has one (syntax error, unknown filter). */
+function explanationOf(error: DocxtemplaterError): string {
+  const explanation = error.properties?.explanation ?? error.message ?? 'invalid template';
+  const root = error.properties?.rootError;
+  return root instanceof Error && root.message ? `${explanation}: ${root.message}` : explanation;
+}
+
+/** An AppError a tag's value raised while rendering (e.g. raw XML refused), found inside docxtemplater's error. */
+export function appErrorInside(error: unknown): AppError | null {
+  const props = (error as DocxtemplaterError)?.properties;
+  if (props?.rootError instanceof AppError) return props.rootError;
+  for (const nested of props?.errors ?? []) {
+    const found = appErrorInside(nested);
+    if (found) return found;
+  }
+  return null;
 }
 
 function problemOf(error: DocxtemplaterError): TemplateProblem {
@@ -29,7 +48,7 @@ function problemOf(error: DocxtemplaterError): TemplateProblem {
   return {
     id: props.id ?? null,
     tag: props.xtag ?? props.openingtag ?? null,
-    explanation: props.explanation ?? error.message ?? 'invalid template',
+    explanation: explanationOf(error),
     part: props.file ?? null,
     offset: typeof props.offset === 'number' ? props.offset : Array.isArray(props.offset) ? (props.offset[0] ?? null) : null,
   };

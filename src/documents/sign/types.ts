@@ -38,7 +38,7 @@ export interface SignRequest {
   eventId?: string;
   metadata?: Record<string, unknown>;
   /** Audit-trail certificate page; on unless enabled === false. */
-  certificate?: { enabled: boolean };
+  certificate?: { enabled?: boolean };
   reason?: string;
   location?: string;
   contactInfo?: string;

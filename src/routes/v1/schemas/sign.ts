@@ -56,7 +56,7 @@ export const SignAppearanceSchema = Type.Union([
 ], { description: 'Without it the signature is invisible (a zero-size widget on page 1).' });
 
 export const AuditCertificateOptionSchema = Type.Object(
-  { enabled: Type.Boolean({ default: true, description: 'Append the audit-trail certificate page (not on PDFs that are already signed).' }) },
+  { enabled: Type.Optional(Type.Boolean({ default: true, description: 'Append the audit-trail certificate page (not on PDFs that are already signed). Absent means true.' })) },
   { description: 'The audit-trail certificate page. The audit record is attached in every case (audit-trail.json, or audit-trail-<n>.json when countersigning).' },
 );
 
@@ -68,7 +68,7 @@ export const SignDocumentSchema = Type.Union([
 export const SignP12Schema = Type.Object(
   {
     base64: Type.String({ minLength: 1, description: 'Your PKCS#12 (.p12/.pfx), base64-encoded; used for this request only, never stored.' }),
-    passphrase: Type.String({ default: '', description: 'The PKCS#12 passphrase.' }),
+    passphrase: Type.Optional(Type.String({ default: '', description: 'The PKCS#12 passphrase; absent means empty.' })),
   },
   { additionalProperties: false, description: 'docproc extra: sign with your own certificate instead of the service certificate.' },
 );
