@@ -39,7 +39,9 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
           tags: ['Annotate'],
           summary: 'Fill a DOCX template with text, images, signatures and tables',
           description:
-            'Fields go to docxtemplater tags (`{id}` text, `{%id}` image/signature, `{#id}…{/id}` table rows) and to Word content controls whose tag or title equals the id (or group), in the body, headers, footers, footnotes and text boxes. ' +
+            'Fields go to docxtemplater tags (`{id}` text, `{%id}` image/signature, `{#id}…{/id}` table rows) and to Word content controls whose tag or title equals the id (or group) — for SuperDoc editor controls with a JSON tag, its `fieldId`, `group` or `displayLabel` — in the body, headers, footers, footnotes and text boxes. ' +
+            'A tag is looked up by its whole text first (`{first-name}`, `{Customer Name}`), then read as an angular expression with filters (`{amount | number:2:\'de-DE\'}`, `{due | date:\'DD MMMM YYYY\'}`; unknown filter: 422). ' +
+            'Jinja/Mustache `{{ }}`, `{% %}` and docx-templates `+++` tags are named in a 422; `{@raw}` values must be allow-listed WordprocessingML (422 RAW_XML_INVALID otherwise). ' +
             '`data` is passed to docxtemplater as is (loops, conditions). JSON requests get `{document:{base64,contentType}}` unless `Accept` names the binary type; multipart requests get the file.',
           querystring: AnnotateQuery,
           body: {

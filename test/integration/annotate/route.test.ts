@@ -275,6 +275,15 @@ describe('POST /v1/annotate errors as problem+json', () => {
     expect(problem.details.map((d: { field: string }) => d.field)).toEqual(problem.errors.map((e: { part: string; offset: number }) => `${e.part}:${e.offset}`));
   });
 
+  it('names a foreign template language, an unknown filter and refused raw XML, each in the problem format', async () => {
+    const jinja = await postJson({ document: { base64: buildDocx({ body: para('Dear {{ customer }}') }).toString('base64') }, fields: [] });
+    expect(expectProblem(jinja, 422, 'TEMPLATE_INVALID').templateLanguages).toEqual(['jinja']);
+    const filter = await postJson({ document: { base64: buildDocx({ body: para('{name | shout}') }).toString('base64') }, fields: [], data: { name: 'x' } });
+    expect(JSON.stringify(expectProblem(filter, 422, 'TEMPLATE_INVALID').errors)).toContain('unknown filter \\"shout\\"');
+    const raw = await postJson({ document: { base64: buildDocx({ body: para('{@raw}') }).toString('base64') }, fields: [], data: { raw: '<w:p><w:fldSimple w:instr="INCLUDETEXT x"/></w:p>' } });
+    expect(expectProblem(raw, 422, 'RAW_XML_INVALID').detail).toContain('fldSimple');
+  });
+
   it('names the unknown field in 422 FIELD_NOT_FOUND', async () => {
     const res = await postJson({ document: { base64: buildDocx({ body: para('{name}') }).toString('base64') }, fields: [{ id: 'nmae', type: 'text', value: 'x' }] });
     const problem = expectProblem(res, 422, 'FIELD_NOT_FOUND');

@@ -177,6 +177,10 @@ describe('POST /v1/sign (PDF)', () => {
     expect(JSON.stringify(numeric.json().details)).toContain('auditTrail');
     const nested = await postJson(superDocBody(PDF, { signer: { name: 'Jane Q. Signer', email: 'jane@example.com', address: { city: 'Ghent' } } }));
     expect(nested.statusCode).toBe(400);
+    // An empty certificate object takes its default (enabled), as SuperDoc's schema gives it.
+    const empty = await postJson(superDocBody(PDF, { certificate: {} }));
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(pdfText(Buffer.from(empty.json().document.base64, 'base64'))).toContain('Electronic signature audit trail');
   });
 
   it('GET /v1/verify/key returns the certificate that signed it', async () => {

@@ -29,3 +29,8 @@ export function superdocBlockControl(attrs: SuperdocFieldAttrs, label = attrs.di
   return `<w:sdt><w:sdtPr><w:alias w:val="${escapeAttribute(label)}"/>${superdocTag(attrs)}</w:sdtPr>` +
     `<w:sdtContent><w:p><w:r><w:t xml:space="preserve">{{${label}}}</w:t></w:r></w:p></w:sdtContent></w:sdt>`;
 }
+
+/** A block-level control around a table: header row, then the model row the values copy. */
+export function superdocTableControl(attrs: SuperdocFieldAttrs, tableXml: string): string {
+  return `<w:sdt><w:sdtPr>${superdocTag(attrs)}</w:sdtPr><w:sdtContent>${tableXml}</w:sdtContent></w:sdt>`;
+}
