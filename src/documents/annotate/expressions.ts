@@ -5,7 +5,7 @@
  * `c ? a : b`, parentheses, and `|` filters with `:`-separated arguments. Only own properties of
  * plain data are readable (no __proto__, constructor or methods); there are no calls or assignments.
  */
-import { FILTERS, UnknownFilterError, type FilterContext } from './filters.js';
+import { FILTERS, textOf, UnknownFilterError, type FilterContext } from './filters.js';
 
 type Node =
   | { kind: 'literal'; value: unknown }
@@ -25,6 +25,30 @@ const QUOTES: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘'
 const NUMBER = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/;
 const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*/u;
 
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', b: '\b', '0': '\0' };
+
+/** A string literal from `start` (its opening quote) to its closing quote, with angular's backslash escapes. */
+function readString(source: string, start: number, close: string): { value: string; end: number } {
+  let value = '';
+  for (let i = start + 1; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === close) return { value, end: i };
+    if (ch !== '\\') {
+      value += ch;
+      continue;
+    }
+    const next = source[++i];
+    if (next === undefined) break;
+    if (next === 'u') {
+      const hex = source.slice(i + 1, i + 5);
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new SyntaxError(`invalid unicode escape in "${source}"`);
+      value += String.fromCharCode(parseInt(hex, 16));
+      i += 4;
+    } else value += ESCAPES[next] ?? next;
+  }
+  throw new SyntaxError(`unterminated string in "${source}"`);
+}
+
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -41,9 +65,8 @@ function tokenize(source: string): Token[] {
       continue;
     }
     if (QUOTES[ch]) {
-      const end = source.indexOf(QUOTES[ch], i + 1);
-      if (end < 0) throw new SyntaxError(`unterminated string in "${source}"`);
-      tokens.push({ type: 'str', value: source.slice(i + 1, end) });
+      const { value, end } = readString(source, i, QUOTES[ch]);
+      tokens.push({ type: 'str', value });
       i = end + 1;
       continue;
     }
@@ -140,7 +163,6 @@ class ExpressionParser {
       this.expectOp(')');
       return inner;
     }
-    if (token.type === 'op' && token.value === '.' && this.pos === this.tokens.length) return { kind: 'this' };
     if (token.type !== 'id') throw new SyntaxError(`unexpected "${token.value}" in "${this.source}"`);
     if (Object.prototype.hasOwnProperty.call(LITERAL_NAMES, token.value)) return { kind: 'literal', value: LITERAL_NAMES[token.value] };
     if (token.value === 'this') return { kind: 'this' };
@@ -191,14 +213,32 @@ export function lookupName(name: string, scope: unknown, context: ScopeContext):
   return undefined;
 }
 
-function applyBinary(op: string, a: unknown, b: unknown): unknown {
+/**
+ * Data as JavaScript's operators would see it, without ever calling into it: JSON data can carry a
+ * "toString" or "valueOf" key, which JavaScript's own conversion would try to call.
+ */
+function primitive(value: unknown): unknown {
+  return value === null || typeof value !== 'object' ? value : textOf(value);
+}
+
+function applyBinary(op: string, left: unknown, right: unknown): unknown {
+  // Strict equality compares the data itself (an object equals only itself).
+  if (op === '===') return left === right;
+  if (op === '!==') return left !== right;
+  const bothObjects = typeof left === 'object' && left !== null && typeof right === 'object' && right !== null;
+  const a = primitive(left);
+  const b = primitive(right);
   switch (op) {
-    case '==': case '===': return a === b;
-    case '!=': case '!==': return a !== b;
+    // Loose equality as in angular-expressions and JavaScript (two objects: the same object).
+    case '==': return bothObjects ? left === right : a == b; // eslint-disable-line eqeqeq
+    case '!=': return bothObjects ? left !== right : a != b; // eslint-disable-line eqeqeq
   }
+  // A missing operand (null counts as missing, as in angular) makes arithmetic missing: the tag is
+  // reported as having no value rather than showing 0, NaN or half a sentence.
+  if (['+', '-', '*', '/', '%'].includes(op) && (a === undefined || a === null || b === undefined || b === null)) return undefined;
   if (a === undefined || b === undefined) return undefined;
   switch (op) {
-    case '+': return typeof a === 'string' || typeof b === 'string' ? `${a}${b}` : Number(a) + Number(b);
+    case '+': return typeof a === 'string' || typeof b === 'string' ? `${textOf(a)}${textOf(b)}` : Number(a) + Number(b);
     case '-': return Number(a) - Number(b);
     case '*': return Number(a) * Number(b);
     case '/': return Number(a) / Number(b);
@@ -226,7 +266,7 @@ function evaluate(node: Node, run: Evaluation): unknown {
     case 'unary': {
       const value = evaluate(node.arg, run);
       if (node.op === '!') return !value;
-      return value === undefined ? undefined : node.op === '-' ? -Number(value) : Number(value);
+      return value === undefined ? undefined : node.op === '-' ? -Number(primitive(value)) : Number(primitive(value));
     }
     case 'binary': {
       const left = evaluate(node.left, run);

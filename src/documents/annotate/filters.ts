@@ -19,8 +19,15 @@ export class UnknownFilterError extends Error {
 
 const isMissing = (value: unknown) => value === undefined || value === null;
 
+/** Text of plain data, never calling into it (JSON can carry a "toString" key). */
+export function textOf(value: unknown): string {
+  if (isMissing(value)) return '';
+  if (typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? value.map(textOf).join(',') : '[object Object]';
+}
+
 function text(transform: (value: string) => string): Filter {
-  return (input) => (isMissing(input) ? input : transform(typeof input === 'string' ? input : String(input)));
+  return (input) => (isMissing(input) ? input : transform(textOf(input)));
 }
 
 const DEFAULT_LOCALE = 'en-US';
@@ -28,9 +35,9 @@ const DEFAULT_LOCALE = 'en-US';
 function localeOf(arg: unknown, context: FilterContext): string {
   if (arg === undefined || arg === null || arg === '') return DEFAULT_LOCALE;
   try {
-    return Intl.getCanonicalLocales(String(arg))[0] ?? DEFAULT_LOCALE;
+    return Intl.getCanonicalLocales(textOf(arg))[0] ?? DEFAULT_LOCALE;
   } catch {
-    context.warn(`"${String(arg)}" is not a locale; ${DEFAULT_LOCALE} was used.`);
+    context.warn(`"${textOf(arg)}" is not a locale; ${DEFAULT_LOCALE} was used.`);
     return DEFAULT_LOCALE;
   }
 }
@@ -109,7 +116,7 @@ const formatDate: Filter = (input, [pattern, locale], context) => {
   if (pattern === undefined || pattern === null || pattern === '') {
     return new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(date.year, date.month - 1, date.day)));
   }
-  return formatCalendarDate(date, String(pattern), tag);
+  return formatCalendarDate(date, textOf(pattern), tag);
 };
 
 function numberOf(input: unknown): number | null {
@@ -144,7 +151,7 @@ const formatNumber = numeric((value, [decimals, locale], context) => {
 const formatCurrency = numeric((value, [currency, locale], context) => {
   const code = typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) ? currency.toUpperCase() : null;
   if (!code) {
-    context.warn(`"${String(currency)}" is not an ISO 4217 currency code; the number was formatted without one.`);
+    context.warn(`"${textOf(currency)}" is not an ISO 4217 currency code; the number was formatted without one.`);
     return new Intl.NumberFormat(localeOf(locale, context), { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value);
   }
   return new Intl.NumberFormat(localeOf(locale, context), { style: 'currency', currency: code }).format(value);
@@ -158,7 +165,7 @@ export const FILTERS: Record<string, Filter> = Object.assign(Object.create(null)
   capitalize: text((value) => value.charAt(0).toUpperCase() + value.slice(1)),
   default: (input: unknown, [fallback]: unknown[]) => (isMissing(input) || input === '' ? fallback : input),
   join: (input: unknown, [separator]: unknown[]) =>
-    Array.isArray(input) ? input.map((item) => (isMissing(item) ? '' : String(item))).join(isMissing(separator) ? ', ' : String(separator)) : input,
+    Array.isArray(input) ? input.map(textOf).join(isMissing(separator) ? ', ' : textOf(separator)) : input,
   length: (input: unknown) => (typeof input === 'string' || Array.isArray(input) ? input.length : isMissing(input) ? input : 0),
   date: formatDate,
   format: formatDate,

@@ -1,13 +1,17 @@
-import { DOMParser } from '@xmldom/xmldom';
+import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 import { ErrorCode, unprocessable, type AppError } from '../../errors/app-error.js';
-import { elementChildren, serializeFragment, W_NS, type Element, type Node } from './dom.js';
+import { W_NS } from './dom.js';
 
 /**
  * Checks the value of a `{@raw}` tag: well-formed WordprocessingML paragraphs, tables or runs built
  * only from the elements below, with only w: attributes (and xml:space). Fields (w:fldSimple,
  * w:instrText: INCLUDETEXT and friends), relationships (r:id, r:embed: external links, images),
  * section properties, embedded objects and anything outside the w: namespace are refused.
- * Returns the XML to insert: the parsed elements serialized again (comments dropped), runs wrapped in a paragraph.
+ *
+ * Parsed with saxes, a strict XML 1.0 parser (xmldom keeps a bare `&`, `]]>` in text or `<a/ >` as
+ * if they were well-formed), and written out again from what was parsed: what is inserted is
+ * exactly the elements, attributes and text that were checked (comments dropped, runs wrapped in a
+ * paragraph).
  */
 
 /** Structural elements and the parents they may have ('#root' = the value's top level). */
@@ -57,6 +61,10 @@ const RUN_LEVEL = new Set(['r', 'hyperlink']);
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 const MAX_RAW_XML_CHARS = 1_000_000;
+/** Characters XML 1.0 does not allow, written directly or as a character reference (&#0;). */
+const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+class RawXmlRefused extends Error {}
 
 function rawXmlInvalid(tag: string, issue: string): AppError {
   return unprocessable(ErrorCode.RAW_XML_INVALID,
@@ -64,37 +72,79 @@ function rawXmlInvalid(tag: string, issue: string): AppError {
     { details: [{ field: tag, issue }] });
 }
 
-function checkAttributes(element: Element, tag: string): void {
-  for (let i = 0; i < element.attributes.length; i++) {
-    const attribute = element.attributes[i];
-    if (attribute.namespaceURI === XMLNS_NS) {
-      if (attribute.value !== W_NS) throw rawXmlInvalid(tag, `the namespace declaration ${attribute.name} is not allowed`);
-      continue;
-    }
-    if (attribute.namespaceURI === W_NS || (attribute.namespaceURI === XML_NS && attribute.localName === 'space')) continue;
-    throw rawXmlInvalid(tag, `the attribute ${attribute.name} on <${element.nodeName}> is not allowed`);
-  }
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, '&quot;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;');
+
+interface OpenElement {
+  local: string;
+  insideProperties: boolean;
+  blockChildren: number;
+  cells: number;
 }
 
-function checkElement(element: Element, parent: string, insideProperties: boolean, tag: string): void {
-  const name = element.localName ?? '';
-  if (element.namespaceURI !== W_NS) throw rawXmlInvalid(tag, `<${element.nodeName}> is not a WordprocessingML (w:) element`);
-  const allowed = insideProperties ? PROPERTIES.has(name) || (name === 'rPr' && parent === 'pPr') : STRUCTURE[name]?.includes(parent);
-  if (!allowed) throw rawXmlInvalid(tag, `<w:${name}> is not allowed ${parent === '#root' ? 'at the top level' : `inside <w:${parent}>`}`);
-  checkAttributes(element, tag);
-  const properties = insideProperties || PROPERTY_CONTAINERS.has(name);
-  for (let child: Node | null = element.firstChild, next: Node | null; child; child = next) {
-    next = child.nextSibling;
-    if (child.nodeType === 8) element.removeChild(child);
-    else if (child.nodeType === 1) checkElement(child as Element, name, properties, tag);
-    else if ((child.nodeType === 3 || child.nodeType === 4) && name !== 't' && child.nodeValue!.trim() !== '') {
-      throw rawXmlInvalid(tag, `text must be inside <w:t>, not directly in <w:${name}>`);
-    } else if (child.nodeType === 7) throw rawXmlInvalid(tag, 'processing instructions are not allowed');
+function attributesXml(tag: SaxesTagNS): string {
+  let xml = '';
+  for (const attribute of Object.values(tag.attributes) as SaxesAttributeNS[]) {
+    if (attribute.uri === XMLNS_NS || (attribute.prefix === '' && attribute.local === 'xmlns')) {
+      if (attribute.value !== W_NS) throw new RawXmlRefused(`the namespace declaration ${attribute.name} is not allowed`);
+      continue;
+    }
+    if (NOT_XML_CHAR.test(attribute.value)) throw new RawXmlRefused(`the attribute ${attribute.name} holds a character XML does not allow`);
+    if (attribute.uri === W_NS) xml += ` w:${attribute.local}="${escapeAttribute(attribute.value)}"`;
+    else if (attribute.uri === XML_NS && attribute.local === 'space') xml += ` xml:space="${escapeAttribute(attribute.value)}"`;
+    else throw new RawXmlRefused(`the attribute ${attribute.name} on <${tag.name}> is not allowed`);
   }
-  if (name === 'tc' && !elementChildren(element).some((child) => child.localName === 'p' || child.localName === 'tbl')) {
-    throw rawXmlInvalid(tag, 'every <w:tc> needs at least one <w:p>');
-  }
-  if (name === 'tr' && !elementChildren(element).some((child) => child.localName === 'tc')) throw rawXmlInvalid(tag, 'every <w:tr> needs at least one <w:tc>');
+  return xml;
+}
+
+/** Parses, checks and writes out the value; throws RawXmlRefused with the issue. */
+function rewrite(value: string): { xml: string; runLevel: boolean } {
+  const parser = new SaxesParser({ xmlns: true, fragment: true, additionalNamespaces: { w: W_NS }, position: false });
+  const stack: OpenElement[] = [];
+  const topLevel = new Set<'run' | 'block'>();
+  let xml = '';
+  let syntaxError: string | null = null;
+  const refuse = (issue: string): never => {
+    throw new RawXmlRefused(issue);
+  };
+  const text = (content: string) => {
+    if (NOT_XML_CHAR.test(content)) refuse('the text holds a character XML does not allow (a control character or a lone surrogate)');
+    const parent = stack[stack.length - 1];
+    if (parent?.local === 't') xml += escapeText(content);
+    else if (content.trim() !== '') refuse(parent ? `text must be inside <w:t>, not directly in <w:${parent.local}>` : 'text must be inside <w:r><w:t>…</w:t></w:r>');
+  };
+  parser.on('error', (error) => {
+    syntaxError ??= error.message;
+  });
+  parser.on('doctype', () => refuse('document type declarations are not allowed'));
+  parser.on('processinginstruction', () => refuse('processing instructions are not allowed'));
+  parser.on('xmldecl', () => refuse('an XML declaration is not allowed inside a document'));
+  parser.on('text', text);
+  parser.on('cdata', text);
+  parser.on('opentag', (tag: SaxesTagNS) => {
+    const parent = stack[stack.length - 1];
+    const parentName = parent?.local ?? '#root';
+    const local = tag.local;
+    if (tag.uri !== W_NS) refuse(`<${tag.name}> is not a WordprocessingML (w:) element`);
+    const insideProperties = parent?.insideProperties ?? false;
+    const allowed = insideProperties ? PROPERTIES.has(local) || (local === 'rPr' && parentName === 'pPr') : STRUCTURE[local]?.includes(parentName);
+    if (!allowed) refuse(`<w:${local}> is not allowed ${parentName === '#root' ? 'at the top level' : `inside <w:${parentName}>`}`);
+    if (!parent) topLevel.add(RUN_LEVEL.has(local) ? 'run' : 'block');
+    if (parent && (local === 'p' || local === 'tbl')) parent.blockChildren++;
+    if (parent && local === 'tc') parent.cells++;
+    xml += `<w:${local}${attributesXml(tag)}${tag.isSelfClosing ? '/>' : '>'}`;
+    stack.push({ local, insideProperties: insideProperties || PROPERTY_CONTAINERS.has(local), blockChildren: 0, cells: 0 });
+  });
+  parser.on('closetag', (tag: SaxesTagNS) => {
+    const element = stack.pop()!;
+    if (element.local === 'tc' && element.blockChildren === 0) refuse('every <w:tc> needs at least one <w:p>');
+    if (element.local === 'tr' && element.cells === 0) refuse('every <w:tr> needs at least one <w:tc>');
+    if (!tag.isSelfClosing) xml += `</w:${element.local}>`;
+  });
+  parser.write(value).close();
+  if (syntaxError) refuse(`it is not well-formed XML (${String(syntaxError).split('\n')[0]!.slice(0, 200)})`);
+  if (topLevel.size > 1) refuse('runs and paragraphs cannot be mixed at the top level');
+  return { xml, runLevel: topLevel.has('run') };
 }
 
 /** The XML to put in place of the `{@tag}` paragraph, or a 422 RAW_XML_INVALID naming what is wrong. */
@@ -102,25 +152,14 @@ export function checkRawXml(value: unknown, tag: string): string {
   if (typeof value !== 'string') throw rawXmlInvalid(tag, `expected a string, got ${value === null ? 'null' : typeof value}`);
   if (value.trim() === '') return '';
   if (value.length > MAX_RAW_XML_CHARS) throw rawXmlInvalid(tag, `it is longer than ${MAX_RAW_XML_CHARS} characters`);
-  if (/<!DOCTYPE|<!ENTITY/i.test(value)) throw rawXmlInvalid(tag, 'document type declarations are not allowed');
-  const problems: string[] = [];
-  let root: Element | null = null;
+  if (NOT_XML_CHAR.test(value)) throw rawXmlInvalid(tag, 'it holds a character XML does not allow (a control character or a lone surrogate)');
+  let result: { xml: string; runLevel: boolean };
   try {
-    const doc = new DOMParser({ onError: (_level: string, message: string) => problems.push(message) })
-      .parseFromString(`<root xmlns:w="${W_NS}">${value}</root>`, 'text/xml');
-    root = doc.documentElement as Element | null;
+    result = rewrite(value);
   } catch (error) {
-    problems.push((error as Error).message);
+    if (error instanceof RawXmlRefused) throw rawXmlInvalid(tag, error.message);
+    // saxes throws its own Error for some syntax errors once the error handler has run.
+    throw rawXmlInvalid(tag, `it is not well-formed XML (${(error as Error).message.split('\n')[0]!.slice(0, 200)})`);
   }
-  if (problems.length || !root) throw rawXmlInvalid(tag, `it is not well-formed XML (${(problems[0] ?? 'unreadable').split('\n')[0].slice(0, 200)})`);
-  const top = elementChildren(root);
-  for (let child: Node | null = root.firstChild; child; child = child.nextSibling) {
-    if ((child.nodeType === 3 || child.nodeType === 4) && child.nodeValue!.trim() !== '') throw rawXmlInvalid(tag, 'text must be inside <w:r><w:t>…</w:t></w:r>');
-    if (child.nodeType === 7) throw rawXmlInvalid(tag, 'processing instructions are not allowed');
-  }
-  for (const element of top) checkElement(element, '#root', false, tag);
-  const runs = top.filter((element) => RUN_LEVEL.has(element.localName ?? ''));
-  if (runs.length && runs.length !== top.length) throw rawXmlInvalid(tag, 'runs and paragraphs cannot be mixed at the top level');
-  const xml = top.map((element) => serializeFragment(element)).join('');
-  return runs.length ? `<w:p>${xml}</w:p>` : xml;
+  return result.runLevel ? `<w:p>${result.xml}</w:p>` : result.xml;
 }

@@ -1,5 +1,5 @@
 import { compileExpression, lookupName, type CompiledExpression, type ScopeContext } from './expressions.js';
-import { UnknownFilterError, type FilterContext } from './filters.js';
+import { textOf, UnknownFilterError, type FilterContext } from './filters.js';
 import { IMAGE_MODULE_NAME } from './image-module.js';
 import { checkRawXml } from './raw-xml.js';
 import { PreparedVisual } from './visuals.js';
@@ -88,6 +88,12 @@ export function createTagParser(warn: (message: string) => void) {
         // An image/signature field used in a plain {tag}: show the typed name (or nothing), never "[object Object]".
         if (value instanceof PreparedVisual && module !== IMAGE_MODULE_NAME) return value.typedName;
         if (module === 'rawxml' && value !== undefined && value !== null) return checkRawXml(value, name);
+        // A plain {tag} shows text: a list's items joined, an object nothing (its members are what a template shows).
+        if (module === undefined && typeof value === 'object' && value !== null) {
+          if (Array.isArray(value)) return value.map(textOf).join(', ');
+          warn(`Tag {${name}} is an object, not text, and was left empty; show its members, e.g. {${name}.name}.`);
+          return '';
+        }
         return value;
       },
     };
