@@ -42,6 +42,8 @@ type Random = ReturnType<typeof random>;
 
 const PDF_TOKENS = ['obj', 'endobj', 'stream', 'endstream', 'xref', 'trailer', 'startxref', '<<', '>>', '[', ']', '/Type', '/Root', '/Prev', '/Length 99999999', '/ByteRange [0 1 2 3]', '/Contents <00>', ' R ', '%%EOF', '/ObjStm', '/Filter /FlateDecode', '9999999999', '-1', '(', ')', '\\'];
 const XML_TOKENS = ['<w:p>', '</w:p>', '<w:r>', '<w:t>', '</w:t>', '{', '}', '{#', '{/', '{@', '{{', '}}', '<w:ins w:id="1">', '</w:ins>', '<w:del>', '<w:sdt>', '&', '&#0;', '<!DOCTYPE x [<!ENTITY a "aaaa">]>', '<w:fldSimple w:instr="INCLUDETEXT c:\\x"/>', 'r:id="rId999"', '\u0000', '\uFFFF'];
+const TAG_TOKENS = ['name', 'first-name', 'Customer Name', '附件', '.', ' ', '|', 'upper', 'date', "'YYYY-MM-DD'", 'number', ':2', ':\'de\'', 'unknownFilter', '"', "'", '\\', '(', ')', '[', ']', '?', ':', '==', '+', '-', '*', '/', '&&', '!', '#', '/', '^', '@', '%', '{', '}', '{{', '}}', '{%', '%}', '+++', '1e999', 'this', 'constructor', '__proto__', 'toString', 'obj.x', 'arr[0]'];
+const GOOD_TAGS = ['{name}', '{first-name | upper}', '{Customer Name}', '{obj.x + 1}', "{date | date:'YYYY'}", '{arr | join}', '{#arr}{.}{/arr}', '{附件}', '{obj}', '{missing | default:"d"}', '{arr.length > 1 ? "many" : "one"}'];
 const MARKUP_TOKENS = ['# ', '> ', '- ', '1. ', '|', '---', '```', '*', '_', '[', ']', '(', ')', '![x](y)', '<div>', '</div>', '<table><tr><td>', '<script>', '<!--', '\n', '\n\n', '&amp;', '\\', '[^1]', '<img src="data:image/png;base64,AAAA">'];
 
 /** Byte- and token-level mutations of a buffer. */
@@ -83,6 +85,14 @@ function mutateDocx(rng: Random, docx: Buffer): Buffer {
   return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
+/** A minimal DOCX whose body is `body` (built from the corpus' first template so it stays a real package). */
+function templateDocx(body: string): Buffer {
+  const zip = new PizZip(readFileSync(path.join(CORPUS_DIR, 'templates', readdirSync(path.join(CORPUS_DIR, 'templates')).filter((f) => f.endsWith('.docx')).sort()[0]!)));
+  const xml = zip.file('word/document.xml')!.asText();
+  zip.file('word/document.xml', xml.replace(/<w:body>[\s\S]*?(<w:sectPr[\s\S]*<\/w:sectPr>)?\s*<\/w:body>/, (_m, sect: string | undefined) => `<w:body>${body}${sect ?? ''}</w:body>`));
+  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
+}
+
 function generatedMarkup(rng: Random): Buffer {
   const parts: string[] = [];
   for (let i = 0; i < 20 + rng.int(400); i++) parts.push(rng.next() < 0.6 ? rng.pick(MARKUP_TOKENS) : 'word ');
@@ -121,9 +131,11 @@ async function fuzz(target: string, share: number, once: (rng: Random) => Promis
   const began = Date.now();
   const until = began + TOTAL_MS * (ONLY ? 1 : share);
   let iterations = 0;
+  const statuses = new Map<number, number>();
   for (; iterations === 0 || Date.now() < until; iterations++) {
     const started = Date.now();
     const res = await once(rng);
+    statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
     const where = `${target}: seed ${SEED}, iteration ${iterations}`;
     expect(Date.now() - started, `${where} took too long`).toBeLessThan(DEADLINE_MS + 5_000);
     if (res.statusCode >= 500) {
@@ -135,7 +147,8 @@ async function fuzz(target: string, share: number, once: (rng: Random) => Promis
       expect(JSON.parse(res.body), where).toMatchObject({ status: res.statusCode, code: expect.any(String) });
     }
   }
-  console.log(`fuzz ${target}: ${iterations} inputs in ${Math.round((Date.now() - began) / 1000)} s (seed ${SEED})`);
+  const seen = [...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ');
+  console.log(`fuzz ${target}: ${iterations} inputs in ${Math.round((Date.now() - began) / 1000)} s (seed ${SEED}): ${seen}`);
   expect(iterations).toBeGreaterThan(0);
 }
 
@@ -148,7 +161,7 @@ function hash(text: string): number {
 describe(`seeded fuzzing (FUZZ_SEED=${SEED}, FUZZ_MS=${TOTAL_MS})`, () => {
   it('verify: mutated signed and unsigned PDFs', async () => {
     const pdfs = [...corpusFiles('pdf-signed', '.pdf'), ...corpusFiles('pdf-unsigned', '.pdf')];
-    await fuzz('verify-pdf', 0.3, (rng) => post('/v1/verify', JSON.stringify({ document: { base64: mutate(rng, rng.pick(pdfs), PDF_TOKENS).toString('base64') } }), 'application/json'));
+    await fuzz('verify-pdf', 0.25, (rng) => post('/v1/verify', JSON.stringify({ document: { base64: mutate(rng, rng.pick(pdfs), PDF_TOKENS).toString('base64') } }), 'application/json'));
   }, TOTAL_MS + 120_000);
 
   it('annotate and verify: mutated DOCX packages and templates', async () => {
@@ -158,6 +171,27 @@ describe(`seeded fuzzing (FUZZ_SEED=${SEED}, FUZZ_MS=${TOTAL_MS})`, () => {
       return rng.int(3) === 0
         ? post('/v1/verify', JSON.stringify({ document: { base64: doc.toString('base64') } }), 'application/json')
         : post('/v1/annotate', JSON.stringify({ document: { base64: doc.toString('base64') }, fields: [{ id: 'name', type: 'text', value: 'Fuzz' }], ignoreUnknownFields: true, data: { a: [1, 2], b: 'x' } }), 'application/json');
+    });
+  }, TOTAL_MS + 120_000);
+
+  it('annotate: generated tags (names, expressions, filters, foreign syntaxes) and raw XML values', async () => {
+    await fuzz('templates', 0.1, (rng) => {
+      const tags: string[] = [];
+      for (let i = 0; i < 1 + rng.int(6); i++) {
+        if (rng.int(3) > 0) {
+          tags.push(rng.pick(GOOD_TAGS));
+          continue;
+        }
+        const inner = Array.from({ length: 1 + rng.int(6) }, () => rng.pick(TAG_TOKENS)).join(rng.int(2) ? ' ' : '');
+        tags.push(rng.int(4) === 0 ? inner : `{${inner}}`);
+      }
+      const runs = tags.map((tag) => `<w:r><w:t xml:space="preserve">${tag.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</w:t></w:r>`).join('');
+      const sdt = rng.int(3) === 0 ? `<w:sdt><w:sdtPr><w:tag w:val="{&quot;fieldId&quot;:&quot;name&quot;}"/></w:sdtPr><w:sdtContent><w:r><w:t>{{Name}}</w:t></w:r></w:sdtContent></w:sdt>` : '';
+      const validRaw = '<w:p><w:r><w:rPr><w:b/></w:rPr><w:t>raw</w:t></w:r></w:p>';
+      const raw = rng.int(3) === 0 ? mutate(rng, Buffer.from(validRaw), XML_TOKENS).toString('latin1') : validRaw;
+      const template = templateDocx(`<w:p>${runs}${sdt}</w:p><w:p><w:r><w:t>{@raw}</w:t></w:r></w:p>`);
+      const data = { name: 'N', 'first-name': 'F', 'Customer Name': 'C', 附件: 'A', obj: { x: 1, toString: 'x' }, arr: [1, { valueOf: 2 }], date: '2024-02-30', raw };
+      return post('/v1/annotate', JSON.stringify({ document: { base64: template.toString('base64') }, fields: [{ id: 'name', type: 'text', value: 'Fuzz' }], ignoreUnknownFields: true, data }), 'application/json');
     });
   }, TOTAL_MS + 120_000);
 
@@ -181,7 +215,7 @@ describe(`seeded fuzzing (FUZZ_SEED=${SEED}, FUZZ_MS=${TOTAL_MS})`, () => {
   it('convert: mutated and generated Markdown and HTML', async () => {
     const md = corpusFiles('md', '.md');
     const html = corpusFiles('html', '.html');
-    await fuzz('markup', 0.3, (rng) => {
+    await fuzz('markup', 0.25, (rng) => {
       const asHtml = rng.int(2) === 0;
       const source = rng.int(3) === 0 ? generatedMarkup(rng) : mutate(rng, rng.pick(asHtml ? html : md), MARKUP_TOKENS);
       const body = multipartBody('file', source, asHtml ? 'f.html' : 'f.md');
