@@ -64,7 +64,12 @@ export function scanTemplateText(zip: PizZip, storyParts: string[]): TemplateTex
   for (const part of storyParts) {
     const xml = zip.file(part)!.asText();
     if (!CANDIDATE.test(xml.replace(/<[^>]*>/g, ''))) continue;
-    const doc = parseXml(xml);
+    let doc: ReturnType<typeof parseXml>;
+    try {
+      doc = parseXml(xml);
+    } catch (error) {
+      throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${part} could not be read as XML (${(error as Error).message}); repair the document in Word and send it again.`);
+    }
     const canHide = !xml.includes(OPEN) && !xml.includes(CLOSE);
     let changed = false;
     for (const control of descendants(doc, 'w:sdt')) {

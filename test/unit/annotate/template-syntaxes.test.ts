@@ -1,3 +1,4 @@
+import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
 import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import { checkRawXml } from '../../../src/documents/annotate/raw-xml.js';
@@ -209,6 +210,13 @@ describe('foreign template languages', () => {
   it('a {{placeholder}} inside a named content control is SuperDoc text, not Jinja', () => {
     const { docx } = annotateDocx({ template: buildDocx({ body: `<w:p>${superdocControl({ fieldId: 'a', displayLabel: 'A' })}</w:p>` }), fields: [{ id: 'a', type: 'text', value: 'filled' }] });
     expect(bodyText(docx)).toContain('filled');
+  });
+
+  it('a part that is not XML is a 422, not a crash (found by the fuzzer)', () => {
+    const zip = new PizZip(buildDocx({ body: para('x') }));
+    zip.file('word/document.xml', '{{ broken');
+    const error = rejection(() => annotateDocx({ template: zip.generate({ type: 'nodebuffer' }) as Buffer, fields: [] }));
+    expect(error.status).toBe(422);
   });
 
   it('a template without any tag or control is a warning, and a 422 with strict', () => {
