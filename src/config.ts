@@ -5,6 +5,13 @@ import os from 'node:os';
  * Every setting comes from the environment, is parsed and checked once here, and start-up
  * stops with a message naming the variable when one is wrong. The README's table lists them.
  */
+export interface RevocationFetchConfig {
+  fetch: boolean;
+  timeoutMs: number;
+  maxBytes: number;
+  allowPrivateAddresses: boolean;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -58,6 +65,8 @@ export interface Config {
   /** Hosts whose images Markdown/HTML conversions may fetch (exact or *.example.com); empty = none. */
   remoteImageHosts: string[];
   signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
+  /** REVOCATION_FETCH: verify asks OCSP responders / CRL distribution points the PDF carries no evidence for. */
+  revocation: RevocationFetchConfig;
   shutdownGraceMs: number;
 }
 
@@ -223,6 +232,12 @@ export function loadConfig(env: Env = process.env): Config {
       p12Password: env.SIGNING_P12_PASSWORD ?? '',
       tsaUrl: readUrl(env, 'TSA_URL', ['http:', 'https:']),
       trustRootsFile: env.TRUST_ROOTS?.trim() || undefined,
+    },
+    revocation: {
+      fetch: readBool(env, 'REVOCATION_FETCH', false),
+      timeoutMs: readInt(env, 'REVOCATION_TIMEOUT_MS', 5_000, 100),
+      maxBytes: readInt(env, 'REVOCATION_MAX_BYTES', 5 * 1024 * 1024, 1024),
+      allowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
     },
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 30_000, 0),
   };

@@ -1,5 +1,6 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import * as engine from '../src/documents/verify/index.js';
+import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/verify/revocation/fetcher.js';
 
 /** Structured-clonable input of the `verifyPdf` worker task (output: VerifyReport, plain JSON). */
 export interface VerifyPdfTaskInput {
@@ -8,11 +9,15 @@ export interface VerifyPdfTaskInput {
   /** ISO date; defaults to now. */
   now?: string;
   maxBytes?: number;
+  /** Set when REVOCATION_FETCH is on: ask responders for certificates the PDF has no evidence for. */
+  revocationFetch?: RevocationFetchPolicy;
 }
 
-export const verifyPdf = envelopeTask<VerifyPdfTaskInput, engine.VerifyReport>((input) =>
-  engine.verifyPdf(input.pdf, { trustRoots: input.trustRoots, now: input.now ? new Date(input.now) : undefined, maxBytes: input.maxBytes }),
-);
+export const verifyPdf = envelopeTask<VerifyPdfTaskInput, engine.VerifyReport>((input) => {
+  const options = { trustRoots: input.trustRoots, now: input.now ? new Date(input.now) : undefined, maxBytes: input.maxBytes };
+  if (!input.revocationFetch) return engine.verifyPdf(input.pdf, options);
+  return engine.verifyPdfOnline(input.pdf, { ...options, fetchRevocation: revocationFetcher(input.revocationFetch) });
+});
 
 /** Structured-clonable input of the `verifyDocx` worker task (output: DocxVerifyReport, plain JSON). */
 export interface VerifyDocxTaskInput {

@@ -1,5 +1,6 @@
 import type { CertSummary } from './cms/certificates.js';
 import type { TimestampReport } from './cms/timestamp.js';
+import type { CertRevocation } from './revocation/check.js';
 
 export type Coverage = 'entireFile' | 'entireRevision' | 'unclear';
 export type ModificationLevel = 'none' | 'signatures' | 'formFilling' | 'annotations' | 'other';
@@ -14,6 +15,9 @@ export type SubIndication =
   | 'NO_SIGNING_CERTIFICATE_FOUND'
   | 'NO_CERTIFICATE_CHAIN_FOUND'
   | 'OUT_OF_BOUNDS_NO_POE'
+  | 'REVOKED'
+  | 'REVOKED_NO_POE'
+  | 'TRY_LATER'
   | 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE';
 
 export interface SignerSummary {
@@ -52,6 +56,8 @@ export interface SignatureReport {
   trusted: boolean;
   certificateValidAtSigningTime: boolean;
   timestamp: TimestampReport | null;
+  /** Revocation status of the signer's chain (signer first, the trust anchor not included). */
+  revocation: CertRevocation[];
   coverage: Coverage;
   modificationsAfter: ModificationLevel;
   docMdp: DocMdpReport | null;
@@ -89,4 +95,9 @@ export interface VerifyOptions {
   now?: Date;
   /** Largest input accepted, in bytes. */
   maxBytes?: number;
+}
+
+export interface OnlineVerifyOptions extends VerifyOptions {
+  /** Fetches OCSP responses and CRLs for certificates the PDF carries no revocation data for. */
+  fetchRevocation?: import('./revocation/check.js').RevocationFetcher;
 }

@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
 import { TrustStore } from './cms/certificates.js';
-import { PdfView, revisionEnds } from './pdf/document.js';
+import { PdfView, revisionEnds, type RevisionEnd } from './pdf/document.js';
 import { DecodeBudget } from './pdf/filters.js';
 import { findSignatureFields, walkPageTree } from './pdf/structure.js';
 import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
 import { decideIndication, levelAllowed } from './signature/indication.js';
 import { classifyModifications } from './signature/modifications.js';
-import type { SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
+import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence } from './revocation/check.js';
+import { dssEvidence } from './revocation/embedded.js';
+import type { OnlineVerifyOptions, SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
 
 export const DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024;
 const MAX_SIGNATURE_FIELDS = 200;
@@ -139,7 +141,7 @@ function summaryReason(signed: SignatureReport[], unsignedFields: string[]): str
  * certificate chain against `trustRoots`, time-stamps, DocMDP and what changed after each signature.
  * Throws AppError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a PDF / unreadable), ENCRYPTED_DOCUMENT.
  */
-export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyReport {
+function examineDocument(input: Uint8Array, options: VerifyOptions): Examination {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_PDF_BYTES;
   if (input.length > maxBytes) throw fileTooLarge(`The PDF is larger than ${Math.floor(maxBytes / 1024 / 1024)} MiB; send a smaller file.`);
   const data = input;
@@ -182,6 +184,59 @@ export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyRepo
   const unsignedFields = examined.filter((f) => !f.report.signed).map((f) => f.report.field);
   facts.sort((a, b) => (a.byteRange.signedEnd ?? Infinity) - (b.byteRange.signedEnd ?? Infinity));
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
+  attachRevocation(facts, final, ctx.now);
+  return { data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification };
+}
+
+/** What examining the file found, before the verdicts (revocation may still be fetched). */
+interface Examination {
+  data: Uint8Array;
+  final: PdfView;
+  revisions: RevisionEnd[];
+  ctx: EvaluationContext;
+  facts: SignatureFacts[];
+  warnings: string[];
+  tooMany: string | undefined;
+  unsignedFields: string[];
+  certification: 1 | 2 | 3 | undefined;
+}
+
+/** Revocation of each trusted signer chain from the evidence the PDF carries (DSS, CMS archival). */
+function attachRevocation(facts: SignatureFacts[], final: PdfView, now: Date): void {
+  const dss = dssEvidence(final);
+  for (const fact of facts) {
+    if (!fact.chain || !fact.report.trusted) continue;
+    const archived = fact.cms?.archivedRevocation;
+    const evidence: EmbeddedEvidence[] = [...(dss ? [dss] : []), ...(archived ? [{ source: 'cms' as const, ...archived }] : [])];
+    const ts = fact.report.timestamp;
+    const speaksFor = ts?.valid && ts.time ? ts.time : fact.report.signingTime;
+    fact.revocation = revocationFromEvidence(fact.chain, true, evidence, speaksFor ? new Date(speaksFor) : now);
+    fact.report.revocation = fact.revocation.entries;
+  }
+}
+
+/**
+ * Verifies every signature of a PDF with the revocation evidence the file carries: certificates it
+ * has none for are reported `notChecked` (see verifyPdfOnline to ask their responders).
+ */
+export function verifyPdf(input: Uint8Array, options: VerifyOptions): VerifyReport {
+  return conclude(examineDocument(input, options));
+}
+
+/** verifyPdf, asking OCSP responders / CRL distribution points for certificates the PDF carries no evidence for. */
+export async function verifyPdfOnline(input: Uint8Array, options: OnlineVerifyOptions): Promise<VerifyReport> {
+  const examination = examineDocument(input, options);
+  if (options.fetchRevocation) {
+    for (const fact of examination.facts) {
+      if (!fact.revocation?.unresolved.length) continue;
+      await resolveByFetching(fact.revocation, options.fetchRevocation, examination.ctx.now);
+      fact.report.revocation = fact.revocation.entries;
+    }
+  }
+  return conclude(examination);
+}
+
+function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification }: Examination): VerifyReport {
   for (const fact of facts) {
     const allowed = applyModifications(fact, ctx, certification);
     decideIndication(fact, allowed, ctx.now);

@@ -45,7 +45,8 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
         const { trustRoots } = await services.signing();
         const maxBytes = services.config.limits.maxFileBytes;
         if (isZip(data)) return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
-        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes }, request.job);
+        const { fetch, ...revocationFetch } = services.config.revocation;
+        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
       },
     );
   };

@@ -46,6 +46,8 @@ export interface CmsCheck {
   eContent?: Uint8Array;
   eContentType?: string;
   timestampToken?: Uint8Array;
+  /** Revocation data the signer archived with the signature (adbe-revocationInfoArchival, SignedData crls), DER. */
+  archivedRevocation?: { ocsps: Uint8Array[]; crls: Uint8Array[] };
   signerCount: number;
 }
 
@@ -97,6 +99,33 @@ function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: st
   return attrs?.attributes.find((a) => a.type === oid)?.values[0];
 }
 
+const OID_ADBE_REVOCATION_ARCHIVAL = '1.2.840.113583.1.1.8';
+
+/** The DER elements of an [n] EXPLICIT SEQUENCE OF inside `parent`, if present. */
+function taggedSequenceItems(parent: asn1js.AsnType | undefined, tag: number): Uint8Array[] {
+  if (!(parent instanceof asn1js.Constructed)) return [];
+  const tagged = parent.valueBlock.value.find((el) => el.idBlock.tagClass === 3 && el.idBlock.tagNumber === tag);
+  const sequence = tagged instanceof asn1js.Constructed ? tagged.valueBlock.value[0] : undefined;
+  return sequence instanceof asn1js.Constructed ? sequence.valueBlock.value.map((el) => bytesOf(el.valueBeforeDecodeView)) : [];
+}
+
+/**
+ * Revocation data carried in the CMS: Adobe's signed revocationInfoArchival attribute (crl [0],
+ * ocsp [1]) and CRLs in the SignedData's own [1] crls field.
+ */
+function archivedRevocation(signerInfo: pkijs.SignerInfo, signedDataAsn1: asn1js.AsnType): { ocsps: Uint8Array[]; crls: Uint8Array[] } {
+  const archival = attribute(signerInfo.signedAttrs, OID_ADBE_REVOCATION_ARCHIVAL);
+  const crls = taggedSequenceItems(archival, 0);
+  const ocsps = taggedSequenceItems(archival, 1);
+  if (signedDataAsn1 instanceof asn1js.Sequence) {
+    const crlSet = signedDataAsn1.valueBlock.value.find((el) => el.idBlock.tagClass === 3 && el.idBlock.tagNumber === 1);
+    if (crlSet instanceof asn1js.Constructed) {
+      for (const el of crlSet.valueBlock.value) if (el.idBlock.tagClass === 1 && el.idBlock.tagNumber === 16) crls.push(bytesOf(el.valueBeforeDecodeView));
+    }
+  }
+  return { ocsps, crls };
+}
+
 function rsaKeyBits(cert: Cert): number | undefined {
   const details = cert.x509.publicKey.asymmetricKeyDetails;
   return cert.x509.publicKey.asymmetricKeyType === 'rsa' ? details?.modulusLength : undefined;
@@ -134,6 +163,7 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   check.signatureValue = bytesOf(signerInfo.signature.valueBlock.valueHexView);
   const tst = attribute(signerInfo.unsignedAttrs, OID_SIGNATURE_TIMESTAMP);
   if (tst) check.timestampToken = bytesOf(tst.valueBeforeDecodeView);
+  check.archivedRevocation = archivedRevocation(signerInfo, signedDataAsn1);
   const signingTime = attribute(signerInfo.signedAttrs, OID_SIGNING_TIME);
   if (signingTime instanceof asn1js.UTCTime || signingTime instanceof asn1js.GeneralizedTime) check.signingTime = signingTime.toDate();
 

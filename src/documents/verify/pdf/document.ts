@@ -107,6 +107,17 @@ export class PdfView {
   }
 
   /** The /Encrypt dictionary; `/Encrypt null` or a reference to nothing is no encryption (§7.3.9). */
+  /** The decoded data of a stream object (within this file's decoding budget), or undefined. */
+  streamData(value: PdfValue | undefined): Uint8Array | undefined {
+    const stream = this.resolve(value);
+    if (!(stream instanceof PdfStream)) return undefined;
+    try {
+      return decodeStream(stream, this.budget);
+    } catch {
+      return undefined;
+    }
+  }
+
   get encryption(): PdfDict | undefined {
     return this.dict(this.trailer.get('Encrypt'));
   }

@@ -6,6 +6,7 @@ import { checkTimestampToken } from '../cms/timestamp.js';
 import type { PdfView, RevisionEnd } from '../pdf/document.js';
 import { PdfDict, PdfString, asArray, asDict, asNumber, asText, isName, nameOf, type PdfValue } from '../pdf/objects.js';
 import type { SignatureFieldRef } from '../pdf/structure.js';
+import type { ChainRevocation } from '../revocation/check.js';
 import type { DocMdpReport, SignatureReport } from '../types.js';
 import { checkByteRange, type ByteRangeCheck } from './byte-range.js';
 import { parsePdfDate } from './pdf-date.js';
@@ -20,6 +21,10 @@ export interface SignatureFacts {
   placeholder: boolean;
   /** Found in the file but not shown by the final document (its field was dropped later). */
   hidden?: boolean;
+  /** The signer's chain as built (leaf first; ends at the anchor when trusted). */
+  chain?: Cert[];
+  /** Revocation of the chain, from the PDF's evidence (and, online, from the responders). */
+  revocation?: ChainRevocation;
 }
 
 export interface EvaluationContext {
@@ -49,6 +54,7 @@ function emptyReport(field: SignatureFieldRef): SignatureReport {
     trusted: false,
     certificateValidAtSigningTime: false,
     timestamp: null,
+    revocation: [],
     coverage: 'unclear',
     modificationsAfter: 'none',
     docMdp: null,
@@ -195,6 +201,7 @@ function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureF
   if (!signerCert) return facts;
   const chain = buildChain(signerCert, cms?.certificates ?? [], ctx.trust);
   report.trusted = chain.trusted;
+  facts.chain = chain.chain;
   if (!chain.trusted && chain.problem) report.warnings.push(`certificate chain: ${chain.problem}`);
   report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject) };
   const timestampPoe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.time ? report.timestamp.time : null;

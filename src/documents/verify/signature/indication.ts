@@ -49,6 +49,23 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
     return fail('TOTAL_FAILED', 'FORMAT_FAILURE');
   }
   if (!report.trusted) return fail('INDETERMINATE', 'NO_CERTIFICATE_CHAIN_FOUND', 'the signer certificate does not chain to a trusted root');
+  const poe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  const revoked = report.revocation.find((r) => r.status === 'revoked');
+  if (revoked) {
+    const when = revoked.revokedAt ? new Date(revoked.revokedAt) : undefined;
+    const what = `the certificate "${revoked.subject}" was revoked${when ? ` on ${when.toISOString()}` : ''}${revoked.reason ? ` (${revoked.reason})` : ''}`;
+    if (poe && when && when.getTime() > poe.getTime()) {
+      report.warnings.push(`${what}, after the time-stamp proves the signature existed (${poe.toISOString()}): the signature stays valid`);
+    } else if (poe) {
+      return fail('TOTAL_FAILED', 'REVOKED', `${what}, before the time-stamped signing time ${poe.toISOString()}`);
+    } else {
+      return fail('INDETERMINATE', 'REVOKED_NO_POE', `${what}, and no trusted time-stamp proves the signature was made before that`);
+    }
+  }
+  const unknown = report.revocation.find((r) => r.status === 'unknown');
+  if (unknown) {
+    return fail('INDETERMINATE', 'TRY_LATER', `the revocation status of "${unknown.subject}" could not be established (${unknown.problems.join('; ') || 'no answer'}); try again later`);
+  }
   const signer = facts.signerCert;
   const claimed = report.signingTime ? new Date(report.signingTime) : undefined;
   if (claimed && claimed.getTime() < new Date(signer.x509.validFrom).getTime()) {
@@ -58,7 +75,6 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
     // The signer's own signed claim puts the signature after the certificate's end (ETSI EN 319 102-1 EXPIRED).
     return fail('TOTAL_FAILED', 'EXPIRED', `the signer certificate had expired (${new Date(signer.x509.validTo).toISOString()}) at the claimed signing time`);
   }
-  const poe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
   if (!validAt(signer, now) && !(poe && validAt(signer, poe))) {
     return fail('INDETERMINATE', 'OUT_OF_BOUNDS_NO_POE', 'the signer certificate is outside its validity period and no trusted time-stamp proves the signature existed before');
   }

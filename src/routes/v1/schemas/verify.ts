@@ -68,7 +68,29 @@ const SubIndication = Type.Union(
     'NO_CERTIFICATE_CHAIN_FOUND',
     'OUT_OF_BOUNDS_NO_POE',
     'CRYPTO_CONSTRAINTS_FAILURE_NO_POE',
+    'REVOKED',
+    'REVOKED_NO_POE',
+    'TRY_LATER',
   ].map((s) => Type.Literal(s)),
+);
+
+const RevocationSchema = Type.Object(
+  {
+    subject: Type.String(),
+    serialNumber: Type.String({ description: 'Hexadecimal, lower case.' }),
+    status: Type.Union([Type.Literal('good'), Type.Literal('revoked'), Type.Literal('unknown'), Type.Literal('notChecked')], {
+      description: 'notChecked: the PDF carries no evidence and REVOCATION_FETCH is off, or the certificate names no responder; it does not change the verdict. unknown: a responder could not be reached or does not know the certificate (INDETERMINATE/TRY_LATER).',
+    }),
+    source: Type.Union([Type.Literal('pdf-dss'), Type.Literal('cms'), Type.Literal('ocsp-fetched'), Type.Literal('crl-fetched'), Type.Literal('none')], {
+      description: 'Where the evidence came from: the PDF document security store, the CMS (adbe-revocationInfoArchival), or fetched now.',
+    }),
+    method: Type.Union([Type.Literal('ocsp'), Type.Literal('crl'), Type.Null()]),
+    producedAt: Type.Union([DateTime('When the OCSP response or CRL used was produced (thisUpdate).'), Type.Null()]),
+    revokedAt: Type.Union([DateTime('Revocation time.'), Type.Null()]),
+    reason: Type.Union([Type.String({ examples: ['keyCompromise'] }), Type.Null()]),
+    problems: Type.Array(Type.String(), { description: 'Evidence found but not usable, and fetch failures.' }),
+  },
+  { description: 'Revocation status of one certificate of the chain.' },
 );
 
 const ModificationLevel = Type.Union(
@@ -93,6 +115,7 @@ export const VerifySignatureSchema = Type.Object({
   trusted: Type.Boolean({ description: 'The chain reaches a trusted root, every signature along it checked.' }),
   certificateValidAtSigningTime: Type.Boolean(),
   timestamp: Type.Union([VerifyTimestampSchema, Type.Null()]),
+  revocation: Type.Array(RevocationSchema, { description: "The signer's chain, signer first (the trust anchor is not checked)." }),
   coverage: Type.Union([Type.Literal('entireFile'), Type.Literal('entireRevision'), Type.Literal('unclear')]),
   modificationsAfter: ModificationLevel,
   docMdp: Type.Union([
