@@ -15,7 +15,7 @@ export interface RevocationPki {
   /** A URL where nothing answers (a responder that is down). */
   deadUrl: string;
   /** Issues a leaf and returns its PKCS#12 (passphrase "pw"); `pointers` decides which services it names. */
-  issueLeaf(name: string, pointers: { ocsp?: boolean; crl?: boolean; deadOcsp?: boolean }): Buffer;
+  issueLeaf(name: string, pointers: { ocsp?: boolean; crl?: boolean; deadOcsp?: boolean; days?: number }): Buffer;
   /** Revokes a leaf now (keyCompromise), regenerates the CRL and restarts the responder on the new database. */
   revoke(name: string): Promise<void>;
   /** The DER OCSP response the responder gives for a leaf (for unit checks of the reader). */
@@ -56,10 +56,10 @@ export async function startRevocationPki(dir: string): Promise<RevocationPki> {
   const ocspUrl = `http://127.0.0.1:${ocspPort}`;
   const deadUrl = `http://127.0.0.1:${deadPort}`;
 
-  const issue = (name: string, extensions: string) => {
+  const issue = (name: string, extensions: string, days = 30) => {
     run(dir, ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-subj', `/CN=docproc revocation ${name}/O=docproc tests`, '-out', `${name}.csr`]);
     writeFileSync(path.join(dir, `${name}.ext`), extensions);
-    run(dir, ['ca', '-batch', '-config', 'ca.cnf', '-in', `${name}.csr`, '-extfile', `${name}.ext`, '-out', `${name}.pem`, '-notext']);
+    run(dir, ['ca', '-batch', '-config', 'ca.cnf', '-in', `${name}.csr`, '-extfile', `${name}.ext`, '-out', `${name}.pem`, '-notext', '-days', String(days)]);
   };
   issue('ocsp-responder', 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=critical,OCSPSigning\nnoCheck=ignored\n');
 
@@ -104,7 +104,7 @@ export async function startRevocationPki(dir: string): Promise<RevocationPki> {
       issue(name, [
         'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,nonRepudiation',
         ...(aia ? [`authorityInfoAccess=${aia}`] : []), ...(pointers.crl ? [`crlDistributionPoints=URI:${crlUrl}`] : []), '',
-      ].join('\n'));
+      ].join('\n'), pointers.days);
       run(dir, ['pkcs12', '-export', '-in', `${name}.pem`, '-inkey', `${name}.key`, '-certfile', 'root.pem', '-passout', 'pass:pw', '-out', `${name}.p12`]);
       return readFileSync(path.join(dir, `${name}.p12`));
     },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
-import { TrustStore } from './cms/certificates.js';
+import { TrustStore, type Cert } from './cms/certificates.js';
 import { PdfView, revisionEnds, type RevisionEnd } from './pdf/document.js';
 import { DecodeBudget } from './pdf/filters.js';
 import { findSignatureFields, walkPageTree } from './pdf/structure.js';
@@ -215,6 +215,29 @@ function attachRevocation(facts: SignatureFacts[], final: PdfView, now: Date): v
   }
 }
 
+/** What B-LT validation data is gathered for: each signature's /Contents and certificates. */
+export interface SignatureMaterial {
+  field: string;
+  contents: Uint8Array;
+  /** Signer first; ends at the trust anchor when trusted. */
+  chain: Cert[];
+  trusted: boolean;
+  /** The CMS's other certificates and those of its time-stamp token. */
+  otherCerts: Cert[];
+}
+
+/** The signatures of a PDF with their certificates, as the verifier reads them (no verdicts). */
+export function signatureMaterial(input: Uint8Array, options: VerifyOptions): SignatureMaterial[] {
+  const { facts } = examineDocument(input, options);
+  return facts.flatMap((fact) => (fact.contents && fact.chain ? [{
+    field: fact.report.field,
+    contents: fact.contents,
+    chain: fact.chain,
+    trusted: fact.report.trusted,
+    otherCerts: [...(fact.cms?.certificates ?? []), ...(fact.timestampCerts ?? [])],
+  }] : []));
+}
+
 /**
  * Verifies every signature of a PDF with the revocation evidence the file carries: certificates it
  * has none for are reported `notChecked` (see verifyPdfOnline to ask their responders).
@@ -236,7 +259,22 @@ export async function verifyPdfOnline(input: Uint8Array, options: OnlineVerifyOp
   return conclude(examination);
 }
 
+/**
+ * A trusted, intact document time-stamp (B-LTA) proves every revision before it existed at its time:
+ * each earlier signature gets the earliest such time as proof of existence.
+ */
+function attachArchivePoe(facts: SignatureFacts[]): void {
+  const stamps = facts.filter((f) => f.report.kind === 'documentTimestamp' && f.report.intact && f.report.cryptoValid && f.report.trusted && f.report.timestamp?.time && f.byteRange.signedEnd !== undefined);
+  for (const fact of facts) {
+    const end = fact.byteRange.signedEnd;
+    if (end === undefined) continue;
+    const times = stamps.filter((s) => s !== fact && s.byteRange.signedEnd! > end).map((s) => new Date(s.report.timestamp!.time!).getTime());
+    if (times.length) fact.archivePoe = new Date(Math.min(...times));
+  }
+}
+
 function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification }: Examination): VerifyReport {
+  attachArchivePoe(facts);
   for (const fact of facts) {
     const allowed = applyModifications(fact, ctx, certification);
     decideIndication(fact, allowed, ctx.now);

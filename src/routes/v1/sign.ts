@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { bodyBudget, NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { detectSourceFormat } from '../../documents/detect.js';
 import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
-import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
 import { validateValue } from '../../http/validate.js';
 import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
-import type { SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
+import type { SignatureLevel } from '../../documents/sign/ltv.js';
+import type { ExtendTaskInput, SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
 import {
   AuditCertificateOptionSchema,
   AuditTrailSchema,
@@ -73,6 +74,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         },
       },
       async (request, reply) => {
+        const extend = request.isMultipart() ? undefined : (request.body as JsonBody).extend;
+        if (extend) return extendSignedPdf(request, reply, extend);
         const input = request.isMultipart() ? readMultipart(request, request.body as MultipartBody) : await readJson(request.body as JsonBody);
         input.request.requestId = String(request.id);
         input.request.documentName = input.filename;
@@ -82,13 +85,17 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         if (!isPdf && format !== 'docx') throw invalidFile('Only PDF and DOCX documents can be signed.');
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
 
-        const { portable } = await services.signing();
+        const level = request.query.level;
+        if (level && to === 'docx') throw validationError('level applies to PDF signatures (to=pdf); a DOCX package signature has no PAdES level.', [{ field: 'level', issue: 'PDF only' }]);
+        const { portable, trustRoots } = await services.signing();
         const task: SignTaskInput = {
           document: input.document,
           request: input.request,
           identity: portable,
           p12: input.p12,
-          tsa: services.config.signing.tsaUrl ? { url: services.config.signing.tsaUrl, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined,
+          tsa: tsaFor(level),
+          level,
+          ltv: level === 'B-LT' || level === 'B-LTA' ? ltvFor(trustRoots) : undefined,
         };
         let name: string;
         if (to === 'docx') {
@@ -122,6 +129,31 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
       async () => describeCertificate((await services.signing()).identity),
     );
   };
+
+  /** The TSA, required by the levels that time-stamp. */
+  function tsaFor(level: SignatureLevel | undefined) {
+    const url = services.config.signing.tsaUrl;
+    if (!url && (level === 'B-T' || level === 'B-LTA')) {
+      throw unprocessable(ErrorCode.SIGNING_ERROR, `${level} needs a time-stamp authority, and this service has none (TSA_URL is not set).`);
+    }
+    return url ? { url, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined;
+  }
+
+  function ltvFor(trustRoots: string[]) {
+    const { fetch: _verifyFetches, ...fetch } = services.config.revocation;
+    return { trustRoots, fetch };
+  }
+
+  async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
+    const body = request.body as JsonBody;
+    const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+    if (!document.subarray(0, 1024).includes('%PDF-')) throw invalidFile('extend raises a signed PDF to B-LT or B-LTA; this is not a PDF.');
+    const { trustRoots } = await services.signing();
+    const task: ExtendTaskInput = { document, level, ltv: ltvFor(trustRoots), tsa: tsaFor(level) };
+    const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);
+    sendWarnings(reply, result.warnings);
+    return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()));
+  }
 
   async function readJson(body: JsonBody): Promise<SignInput> {
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -7,7 +8,8 @@ import { EvidenceProblem, readCrl, readOcspResponse } from '../../../src/documen
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { startRevocationPki, type RevocationPki } from '../../support/revocation-pki.js';
 import { buildTestApp } from '../../support/test-app.js';
-import { createTestPki, type TestPki } from '../sign/pki.js';
+import { verifyPdf } from '../../../src/documents/verify/index.js';
+import { createTestPki, pdfsig, type TestPki } from '../sign/pki.js';
 import { signRoutesFor, type SignRoutes } from '../sign/route-signing.js';
 import { startTsa } from '../sign/tsa-server.js';
 
@@ -25,6 +27,25 @@ let online: { app: FastifyInstance; routes: SignRoutes };
 let offline: { app: FastifyInstance; routes: SignRoutes };
 let noTsa: { app: FastifyInstance; routes: SignRoutes };
 const signed: Record<string, Buffer> = {};
+let key: string;
+
+/** POST /v1/sign on the online app with a caller PKCS#12, at a PAdES level (or `extend` of a signed PDF). */
+async function signAt(document: Buffer, options: { level?: string; extend?: string; p12Name?: string }): Promise<Buffer> {
+  const body = options.extend
+    ? { document: { base64: document.toString('base64') }, extend: options.extend }
+    : {
+      document: { base64: document.toString('base64') },
+      signer: { name: 'Level Signer', email: 'level@example.com' },
+      auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00.000Z' }],
+      p12: { base64: readFileSync(path.join(pki.dir, `${options.p12Name ?? 'good'}.p12`)).toString('base64'), passphrase: 'pw' },
+    };
+  const res = await online.app.inject({
+    method: 'POST', url: `/v1/sign${options.level ? `?level=${options.level}` : ''}`,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/pdf' }, payload: JSON.stringify(body),
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.rawPayload;
+}
 
 async function appWith(env: Record<string, string>, name: string) {
   const { app } = await buildTestApp({
@@ -46,7 +67,9 @@ beforeAll(async () => {
   revocation.issueLeaf('revoked-no-poe', { ocsp: true });
   revocation.issueLeaf('crl-only', { crl: true });
   revocation.issueLeaf('responder-down', { deadOcsp: true });
+  revocation.issueLeaf('short-lived', { ocsp: true, days: 2 });
   online = await appWith({ TSA_URL: tsa.url, REVOCATION_FETCH: 'true', REVOCATION_TIMEOUT_MS: '2000' }, 'online');
+  key = (online.routes as unknown as { key: string }).key;
   offline = await appWith({ TSA_URL: tsa.url }, 'offline');
   noTsa = await appWith({ REVOCATION_FETCH: 'true' }, 'no-tsa');
 
@@ -146,5 +169,87 @@ describe('the evidence readers', () => {
     expect(() => readCrl(crl, good, root)).toThrow(/signature/);
     // The responder's own certificate is not the issuer: a response it signs for a foreign CA is refused.
     expect(() => readOcspResponse(revocation.ocspResponseFor('good'), good, certOf('ocsp-responder'), new Date())).toThrow(EvidenceProblem);
+  });
+});
+
+/**
+ * Independent checks of a B-LT/B-LTA file: pdfsig must find every CMS signature valid and see the
+ * document time-stamp cover the whole file (poppler 22 does not verify RFC 3161 document time-stamps:
+ * it lists them as "Signature Type: unknown"), and `openssl ts -verify` checks each document
+ * time-stamp token against the bytes its /ByteRange names and the test root.
+ */
+function expectValidInPdfsigAndOpenssl(pdf: Buffer, count: number): void {
+  const checked = pdfsig(pki, pdf);
+  expect(checked).toHaveLength(count);
+  for (const signature of checked) {
+    if (signature.raw.includes('docproc test tsa')) expect(signature.total, signature.raw).toBe(true);
+    else expect(signature.valid, signature.raw).toBe(true);
+  }
+  const text = pdf.toString('latin1');
+  const stamps = [...text.matchAll(/\/Type \/DocTimeStamp[^]*?\/ByteRange \[(\d+) (\d+) (\d+) (\d+)\]\s*\/Contents <([0-9A-F]+)>/g)];
+  expect(stamps.length).toBeGreaterThan(0);
+  for (const [, a, b, c, d, hex] of stamps) {
+    const data = Buffer.concat([pdf.subarray(Number(a), Number(a) + Number(b)), pdf.subarray(Number(c), Number(c) + Number(d))]);
+    const dataFile = path.join(pki.dir, `tsdata-${process.hrtime.bigint()}`);
+    const tokenFile = `${dataFile}.tst`;
+    writeFileSync(dataFile, data);
+    writeFileSync(tokenFile, Buffer.from(hex!.replace(/(00)+$/, ''), 'hex'));
+    const out = execFileSync('openssl', ['ts', '-verify', '-data', dataFile, '-in', tokenFile, '-token_in', '-CAfile', path.join(pki.dir, 'root.pem'), '-untrusted', path.join(pki.dir, 'tsa.pem')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out).toContain('Verification: OK');
+  }
+}
+
+describe('PAdES B-LT and B-LTA', () => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const passed = (report: any) => report.signatures.map((s: { kind: string; indication: string; subIndication: string | null; errors: string[] }) => `${s.kind} ${s.indication}${s.subIndication ? `/${s.subIndication}` : ''} ${s.errors.join('; ')}`.trim());
+
+  it('level=B-LT stores the validation data: verify reads the status from the DSS without fetching, pdfsig finds the signature valid', async () => {
+    const pdf = await signAt(PDF, { level: 'B-LT' });
+    const report = await offline.routes.verify(pdf);
+    expect(passed(report)).toEqual(['approval TOTAL_PASSED']);
+    expect(signatureOf(report).revocation[0]).toMatchObject({ status: 'good', source: 'pdf-dss', method: 'ocsp' });
+    expect(pdf.toString('latin1')).toMatch(/\/Type \/DSS \/Certs \[\d+ 0 R[^\]]*\] \/OCSPs \[\d+ 0 R\]/);
+    const checked = pdfsig(pki, pdf);
+    expect(checked).toHaveLength(1);
+    expect(checked[0]).toMatchObject({ valid: true });
+  });
+
+  it('level=B-LTA adds a document time-stamp over it all: both verify, in our verifier and in pdfsig', async () => {
+    const pdf = await signAt(PDF, { level: 'B-LTA' });
+    const report = await offline.routes.verify(pdf);
+    expect(passed(report)).toEqual(['approval TOTAL_PASSED', 'documentTimestamp TOTAL_PASSED']);
+    expect(report.signatures[0].modificationsAfter).toBe('signatures');
+    expectValidInPdfsigAndOpenssl(pdf, 2);
+  });
+
+  it('extend raises a signed PDF without signing it again; the archive time-stamp is proof of existence after the certificate expires', async () => {
+    const plain = await signAt(PDF, { level: 'B-B', p12Name: 'short-lived' });
+    const extended = await signAt(plain, { extend: 'B-LTA' });
+    const now = await offline.routes.verify(extended);
+    expect(passed(now)).toEqual(['approval TOTAL_PASSED', 'documentTimestamp TOTAL_PASSED']);
+    expect(now.signatures[0].timestamp).toBeNull(); // B-B: no signature time-stamp of its own
+    expect(now.signatures[0].revocation[0]).toMatchObject({ status: 'good', source: 'pdf-dss' });
+    // Three days later the 2-day certificate has expired: only the archive time-stamp proves the signature is older.
+    const later = new Date(Date.now() + 3 * 24 * 3600 * 1000);
+    const trustRoots = [readFileSync(path.join(pki.dir, 'root.pem'), 'utf8')];
+    expect(passed(verifyPdf(extended, { trustRoots, now: later }))[0]).toBe('approval TOTAL_PASSED');
+    expect(passed(verifyPdf(plain, { trustRoots, now: later }))[0]).toMatch(/^approval INDETERMINATE\/OUT_OF_BOUNDS_NO_POE/);
+    expectValidInPdfsigAndOpenssl(extended, 2);
+  });
+
+  it('level=B-T or B-LTA without a TSA is a 422 naming what is missing; extend of an unsigned PDF is a 422', async () => {
+    const res = await noTsa.app.inject({
+      method: 'POST', url: '/v1/sign?level=B-LTA',
+      headers: { authorization: `Bearer ${(noTsa.routes as unknown as { key: string }).key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ document: { base64: PDF.toString('base64') }, signer: { name: 'No TSA', email: 'x@example.com' }, auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00.000Z' }] }),
+    });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail).toMatch(/TSA_URL/);
+    const unsigned = await online.app.inject({
+      method: 'POST', url: '/v1/sign', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ document: { base64: PDF.toString('base64') }, extend: 'B-LT' }),
+    });
+    expect(unsigned.statusCode, unsigned.body).toBe(422);
+    expect(unsigned.json().detail).toMatch(/no signature/);
   });
 });

@@ -23,6 +23,12 @@ export interface SignatureFacts {
   hidden?: boolean;
   /** The signer's chain as built (leaf first; ends at the anchor when trusted). */
   chain?: Cert[];
+  /** The /Contents bytes as stored (the key of the signature's DSS VRI entry). */
+  contents?: Uint8Array;
+  /** Certificates of the signature's time-stamp token (the TSA's chain as the token carries it). */
+  timestampCerts?: Cert[];
+  /** The earliest trusted document time-stamp made after this signature (proof of existence). */
+  archivePoe?: Date;
   /** Revocation of the chain, from the PDF's evidence (and, online, from the responders). */
   revocation?: ChainRevocation;
 }
@@ -167,7 +173,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
     report.intact = ts.intact;
     report.cryptoValid = ts.valid;
     report.signingTime = ts.time ?? report.signingTime;
-    return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false }, ctx);
+    return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes }, ctx);
   }
 
   let cms: CmsCheck;
@@ -189,11 +195,13 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   report.signatureAlgorithm = cms.algorithmDescription ?? null;
   if (cms.signingTime) report.signingTime = cms.signingTime.toISOString();
   if (cms.signerCount > 1) report.warnings.push(`the CMS holds ${cms.signerCount} signers; only the first is verified`);
+  let timestampCerts: Cert[] | undefined;
   if (cms.timestampToken && cms.signatureValue) {
-    const { cms: _tsCms, ...timestamp } = checkTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
+    const { cms: tsCms, ...timestamp } = checkTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
     report.timestamp = timestamp;
+    timestampCerts = tsCms.certificates;
   }
-  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false }, ctx);
+  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts }, ctx);
 }
 
 function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureFacts {

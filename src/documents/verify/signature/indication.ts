@@ -49,7 +49,9 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
     return fail('TOTAL_FAILED', 'FORMAT_FAILURE');
   }
   if (!report.trusted) return fail('INDETERMINATE', 'NO_CERTIFICATE_CHAIN_FOUND', 'the signer certificate does not chain to a trusted root');
-  const poe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  const signatureTimestamp = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  // Proof of existence: the signature's own time-stamp, else a later archive (document) time-stamp.
+  const poe = signatureTimestamp ?? facts.archivePoe;
   const revoked = report.revocation.find((r) => r.status === 'revoked');
   if (revoked) {
     const when = revoked.revokedAt ? new Date(revoked.revokedAt) : undefined;

@@ -84,21 +84,34 @@ const signOptionProperties = {
   contactInfo: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /ContactInfo of the signature.' })),
 };
 
-export const SignJsonBodySchema = Type.Object({
-  document: SignDocumentSchema,
-  signer: SignerSchema,
-  auditTrail: AuditTrailSchema,
-  certificate: OrNull(AuditCertificateOptionSchema),
-  appearance: OrNull(SignAppearanceSchema),
-  p12: OrNull(SignP12Schema),
-  ...signOptionProperties,
+export const SignatureLevelSchema = StringEnum(['B-B', 'B-T', 'B-LT', 'B-LTA'], {
+  description: 'PAdES level of a PDF signature. B-B: signature only. B-T: plus a signature time-stamp (needs TSA_URL; the default when one is set). ' +
+    'B-LT: plus the validation data of every signature in the document (certificates, OCSP responses, CRLs) in a DSS. B-LTA: plus a document time-stamp over it all (needs TSA_URL).',
 });
+
+export const SignJsonBodySchema = Type.Object(
+  {
+    document: SignDocumentSchema,
+    signer: Type.Optional(SignerSchema),
+    auditTrail: Type.Optional(AuditTrailSchema),
+    certificate: OrNull(AuditCertificateOptionSchema),
+    appearance: OrNull(SignAppearanceSchema),
+    p12: OrNull(SignP12Schema),
+    extend: Type.Optional(StringEnum(['B-LT', 'B-LTA'], {
+      description: 'docproc extra: raise an already signed PDF to this level without signing it again (signer and auditTrail are then not needed).',
+    })),
+    ...signOptionProperties,
+  },
+  // signer and auditTrail are required to sign; only `extend` goes without them.
+  { anyOf: [{ required: ['signer', 'auditTrail'] }, { required: ['extend'] }] },
+);
 
 export const SignQuerySchema = Type.Object({
   to: Type.Optional(StringEnum(['pdf', 'docx'], {
     default: 'pdf',
     description: 'pdf (default): a DOCX is converted to PDF, then signed (PAdES). docx: a DOCX keeps its format and gets an OOXML package signature.',
   })),
+  level: Type.Optional(SignatureLevelSchema),
 });
 
 /**

@@ -1,0 +1,178 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { PDFArray, PDFName, PDFRef } from 'pdf-lib';
+import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import type { Cert } from '../verify/cms/certificates.js';
+import type { RevocationFetcher } from '../verify/revocation/check.js';
+import { EvidenceProblem, ocspRequest, readCrl, readOcspResponse, revocationPointers } from '../verify/revocation/evidence.js';
+import { signatureMaterial } from '../verify/verify-pdf.js';
+import { RevisionEdits } from './pdf/edits.js';
+import { IncrementalUpdate } from './pdf/incremental.js';
+import { lookupDict, readPdfStructure } from './pdf/structure.js';
+import { requestTimestamp, type TsaOptions } from './timestamp.js';
+
+/**
+ * PAdES B-LT and B-LTA (ETSI EN 319 142-1): validation data for every signature of the document
+ * (certificates, OCSP responses, CRLs) in a document security store added by an incremental
+ * update, then, for B-LTA, a document time-stamp over the whole file. Neither touches a signed
+ * byte, so every earlier signature stays valid.
+ */
+export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
+
+export interface LtvOptions {
+  trustRoots: string[];
+  fetchRevocation: RevocationFetcher;
+  now?: Date;
+}
+
+interface Evidence {
+  kind: 'ocsp' | 'crl';
+  der: Buffer;
+}
+
+const fingerprint = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
+
+/** A checked OCSP response (preferred) or CRL for `cert`, or the reason there is none. */
+async function fetchEvidence(cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date): Promise<Evidence | string> {
+  const { ocsp, crl } = revocationPointers(cert);
+  if (!ocsp.length && !crl.length) return 'it names no OCSP responder or CRL';
+  const problems: string[] = [];
+  for (const url of ocsp) {
+    try {
+      const nonce = randomBytes(16);
+      const der = Buffer.from(await fetcher(url, { contentType: 'application/ocsp-request', body: ocspRequest(cert, issuer, nonce) }));
+      const verdict = readOcspResponse(der, cert, issuer, now, nonce);
+      if (verdict.status === 'unknown') throw new EvidenceProblem('the responder does not know the certificate');
+      return { kind: 'ocsp', der };
+    } catch (error) {
+      problems.push(`OCSP ${url}: ${(error as Error).message}`);
+    }
+  }
+  for (const url of crl) {
+    try {
+      const der = Buffer.from(await fetcher(url));
+      readCrl(der, cert, issuer);
+      return { kind: 'crl', der };
+    } catch (error) {
+      problems.push(`CRL ${url}: ${(error as Error).message}`);
+    }
+  }
+  return problems.join('; ');
+}
+
+interface DssContent {
+  certs: Map<string, Buffer>;
+  ocsps: Map<string, Buffer>;
+  crls: Map<string, Buffer>;
+  /** Per signature (key: upper-case SHA-1 of its /Contents): the fingerprints of its material. */
+  vri: Map<string, { certs: string[]; ocsps: string[]; crls: string[] }>;
+}
+
+async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: string[]): Promise<DssContent> {
+  const material = signatureMaterial(pdf, { trustRoots: options.trustRoots });
+  if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
+  const now = options.now ?? new Date();
+  const content: DssContent = { certs: new Map(), ocsps: new Map(), crls: new Map(), vri: new Map() };
+  const fetched = new Map<string, Evidence | string>();
+  for (const signature of material) {
+    const entry = { certs: [] as string[], ocsps: [] as string[], crls: [] as string[] };
+    for (const cert of [...signature.chain, ...signature.otherCerts]) {
+      const key = fingerprint(cert.der);
+      content.certs.set(key, cert.der);
+      if (!entry.certs.includes(key)) entry.certs.push(key);
+    }
+    if (!signature.trusted) warnings.push(`The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but its validation data may not satisfy a verifier.`);
+    const checked = signature.trusted ? signature.chain.slice(0, -1) : signature.chain;
+    for (let i = 0; i < checked.length; i++) {
+      const cert = checked[i]!;
+      const issuer = signature.chain[i + 1];
+      if (!issuer) continue;
+      const key = fingerprint(cert.der);
+      if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now));
+      const evidence = fetched.get(key)!;
+      if (typeof evidence === 'string') {
+        warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": ${evidence}.`);
+        continue;
+      }
+      const evidenceKey = fingerprint(evidence.der);
+      (evidence.kind === 'ocsp' ? content.ocsps : content.crls).set(evidenceKey, evidence.der);
+      (evidence.kind === 'ocsp' ? entry.ocsps : entry.crls).push(evidenceKey);
+    }
+    content.vri.set(createHash('sha1').update(signature.contents).digest('hex').toUpperCase(), entry);
+  }
+  return content;
+}
+
+/** Appends a revision whose catalog carries /DSS (merged with an existing store). */
+async function writeDss(pdf: Buffer, content: DssContent): Promise<Buffer> {
+  const structure = await readPdfStructure(pdf);
+  const update = new IncrementalUpdate(structure);
+  const refs = new Map<string, PDFRef>();
+  const stream = (key: string, data: Buffer) => {
+    let ref = refs.get(key);
+    if (!ref) {
+      ref = update.allocate();
+      update.setStream(ref, '', data);
+      refs.set(key, ref);
+    }
+    return ref;
+  };
+  const existing = lookupDict(structure.context, structure.catalog.get(PDFName.of('DSS')));
+  const existingArray = (name: string) => {
+    const value = existing?.get(PDFName.of(name));
+    const array = value instanceof PDFRef ? structure.context.lookup(value) : value;
+    return array instanceof PDFArray ? array.asArray().filter((item): item is PDFRef => item instanceof PDFRef).map((ref) => ref.toString()) : [];
+  };
+  const list = (keys: Iterable<string>, data: Map<string, Buffer>) => [...keys].map((key) => stream(key, data.get(key)!).toString());
+  const certs = [...existingArray('Certs'), ...list(content.certs.keys(), content.certs)];
+  const ocsps = [...existingArray('OCSPs'), ...list(content.ocsps.keys(), content.ocsps)];
+  const crls = [...existingArray('CRLs'), ...list(content.crls.keys(), content.crls)];
+  const vri = [...content.vri].map(([key, entry]) =>
+    `/${key} <</Cert [${list(entry.certs, content.certs).join(' ')}]${entry.ocsps.length ? ` /OCSP [${list(entry.ocsps, content.ocsps).join(' ')}]` : ''}${entry.crls.length ? ` /CRL [${list(entry.crls, content.crls).join(' ')}]` : ''}>>`);
+  const oldVri = existing?.get(PDFName.of('VRI'));
+  const oldVriDict = lookupDict(structure.context, oldVri);
+  const keptVri = oldVriDict ? oldVriDict.entries().filter(([name]) => !content.vri.has(name.asString().slice(1))).map(([name, value]) => `${name.toString()} ${value.toString()}`) : [];
+  const dssRef = update.allocate();
+  update.set(dssRef, `<</Type /DSS /Certs [${certs.join(' ')}] /OCSPs [${ocsps.join(' ')}] /CRLs [${crls.join(' ')}] /VRI <<${[...keptVri, ...vri].join(' ')}>>>>`);
+  const catalog = structure.catalog.clone(structure.context);
+  catalog.set(PDFName.of('DSS'), dssRef);
+  update.set(structure.rootRef, catalog.toString());
+  return update.write().bytes;
+}
+
+/** B-LT: stores the validation data of every signature of `pdf` in a new revision. */
+export async function addValidationData(pdf: Buffer, options: LtvOptions): Promise<{ document: Buffer; warnings: string[] }> {
+  const warnings: string[] = [];
+  const content = await gatherValidationData(pdf, options, warnings);
+  return { document: await writeDss(pdf, content), warnings };
+}
+
+const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
+const TIMESTAMP_ROOM = 16_384;
+
+/** B-LTA: a document time-stamp (ETSI.RFC3161) over the whole file, in a new revision. */
+export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promise<Buffer> {
+  const structure = await readPdfStructure(pdf);
+  if (structure.docMdpPermission === 1) {
+    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take a document time-stamp.');
+  }
+  const update = new IncrementalUpdate(structure);
+  const edits = new RevisionEdits(structure, update);
+  const signatureRef = update.allocate();
+  edits.addSignatureField(signatureRef, undefined, { signerName: 'Document time-stamp', signedAt: new Date() });
+  await edits.finish();
+  const dictionary = `<</Type /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 /ByteRange ${BYTE_RANGE_PLACEHOLDER} /Contents <${'0'.repeat(TIMESTAMP_ROOM * 2)}>>>`;
+  update.set(signatureRef, dictionary);
+  const written = update.write();
+  const out = written.bytes;
+  const body = written.bodyOffsets.get(signatureRef.objectNumber)!;
+  const contentsStart = body + dictionary.indexOf('/Contents <') + '/Contents '.length;
+  const contentsEnd = contentsStart + TIMESTAMP_ROOM * 2 + 2;
+  const byteRange = `[0 ${contentsStart} ${contentsEnd} ${out.length - contentsEnd}]`.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' ');
+  if (byteRange.length !== BYTE_RANGE_PLACEHOLDER.length) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to time-stamp.');
+  out.write(byteRange, body + dictionary.indexOf(BYTE_RANGE_PLACEHOLDER), 'latin1');
+  const token = await requestTimestamp(Buffer.concat([out.subarray(0, contentsStart), out.subarray(contentsEnd)]), tsa);
+  if (token.length > TIMESTAMP_ROOM) throw new AppError(502, ErrorCode.SIGNING_ERROR, 'The time-stamp token is larger than the space reserved for it.');
+  out.write(token.toString('hex').toUpperCase(), contentsStart + 1, 'latin1');
+  return out;
+}
