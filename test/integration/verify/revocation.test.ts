@@ -11,6 +11,7 @@ import { buildTestApp } from '../../support/test-app.js';
 import { verifyPdf } from '../../../src/documents/verify/index.js';
 import { createTestPki, pdfsig, type TestPki } from '../sign/pki.js';
 import { signRoutesFor, type SignRoutes } from '../sign/route-signing.js';
+import { libreOfficeVerifyPdf } from '../sign/libreoffice-verify.js';
 import { startTsa } from '../sign/tsa-server.js';
 
 /**
@@ -199,12 +200,15 @@ function expectValidInPdfsigAndOpenssl(pdf: Buffer, count: number): void {
   }
 }
 
+const levelFiles: Buffer[] = [];
+
 describe('PAdES B-LT and B-LTA', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const passed = (report: any) => report.signatures.map((s: { kind: string; indication: string; subIndication: string | null; errors: string[] }) => `${s.kind} ${s.indication}${s.subIndication ? `/${s.subIndication}` : ''} ${s.errors.join('; ')}`.trim());
 
   it('level=B-LT stores the validation data: verify reads the status from the DSS without fetching, pdfsig finds the signature valid', async () => {
     const pdf = await signAt(PDF, { level: 'B-LT' });
+    levelFiles.push(pdf);
     const report = await offline.routes.verify(pdf);
     expect(passed(report)).toEqual(['approval TOTAL_PASSED']);
     expect(signatureOf(report).revocation[0]).toMatchObject({ status: 'good', source: 'pdf-dss', method: 'ocsp' });
@@ -216,6 +220,7 @@ describe('PAdES B-LT and B-LTA', () => {
 
   it('level=B-LTA adds a document time-stamp over it all: both verify, in our verifier and in pdfsig', async () => {
     const pdf = await signAt(PDF, { level: 'B-LTA' });
+    levelFiles.push(pdf);
     const report = await offline.routes.verify(pdf);
     expect(passed(report)).toEqual(['approval TOTAL_PASSED', 'documentTimestamp TOTAL_PASSED']);
     expect(report.signatures[0].modificationsAfter).toBe('signatures');
@@ -225,6 +230,7 @@ describe('PAdES B-LT and B-LTA', () => {
   it('extend raises a signed PDF without signing it again; the archive time-stamp is proof of existence after the certificate expires', async () => {
     const plain = await signAt(PDF, { level: 'B-B', p12Name: 'short-lived' });
     const extended = await signAt(plain, { extend: 'B-LTA' });
+    levelFiles.push(extended);
     const now = await offline.routes.verify(extended);
     expect(passed(now)).toEqual(['approval TOTAL_PASSED', 'documentTimestamp TOTAL_PASSED']);
     expect(now.signatures[0].timestamp).toBeNull(); // B-B: no signature time-stamp of its own
@@ -236,6 +242,18 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(passed(verifyPdf(plain, { trustRoots, now: later }))[0]).toMatch(/^approval INDETERMINATE\/OUT_OF_BOUNDS_NO_POE/);
     expectValidInPdfsigAndOpenssl(extended, 2);
   });
+
+  it('LibreOffice finds every CMS signature of the B-LT and B-LTA files valid (it cannot read document time-stamps)', async () => {
+    expect(levelFiles).toHaveLength(3);
+    const results = await libreOfficeVerifyPdf(levelFiles, pki.nssDir);
+    expect(results.map((signatures) => signatures.length)).toEqual([1, 2, 2]);
+    for (const signatures of results) {
+      expect(signatures[0], JSON.stringify(signatures)).toMatchObject({ valid: true, certificateStatusNames: ['OK'] });
+      // LibreOffice 7.4 lists an ETSI.RFC3161 document time-stamp without reading it (no signer, not
+      // verified); the token is checked by openssl ts -verify above and by our verifier.
+      for (const stamp of signatures.slice(1)) expect(stamp.signer).toBeNull();
+    }
+  }, 120_000);
 
   it('level=B-T or B-LTA without a TSA is a 422 naming what is missing; extend of an unsigned PDF is a 422', async () => {
     const res = await noTsa.app.inject({
