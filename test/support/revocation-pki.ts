@@ -15,7 +15,7 @@ export interface RevocationPki {
   /** A URL where nothing answers (a responder that is down). */
   deadUrl: string;
   /** Issues a leaf and returns its PKCS#12 (passphrase "pw"); `pointers` decides which services it names. */
-  issueLeaf(name: string, pointers: { ocsp?: boolean; crl?: boolean; deadOcsp?: boolean; days?: number }): Buffer;
+  issueLeaf(name: string, pointers: { ocsp?: boolean; crl?: boolean; deadOcsp?: boolean; days?: number; timeStamping?: boolean }): Buffer;
   /** Revokes a leaf now (keyCompromise), regenerates the CRL and restarts the responder on the new database. */
   revoke(name: string): Promise<void>;
   /** The DER OCSP response the responder gives for a leaf (for unit checks of the reader). */
@@ -102,7 +102,8 @@ export async function startRevocationPki(dir: string): Promise<RevocationPki> {
     issueLeaf(name, pointers) {
       const aia = pointers.ocsp ? `OCSP;URI:${ocspUrl}` : pointers.deadOcsp ? `OCSP;URI:${deadUrl}` : '';
       issue(name, [
-        'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,nonRepudiation',
+        'basicConstraints=critical,CA:FALSE',
+        ...(pointers.timeStamping ? ['keyUsage=critical,digitalSignature', 'extendedKeyUsage=critical,timeStamping'] : ['keyUsage=critical,digitalSignature,nonRepudiation']),
         ...(aia ? [`authorityInfoAccess=${aia}`] : []), ...(pointers.crl ? [`crlDistributionPoints=URI:${crlUrl}`] : []), '',
       ].join('\n'), pointers.days);
       run(dir, ['pkcs12', '-export', '-in', `${name}.pem`, '-inkey', `${name}.key`, '-certfile', 'root.pem', '-passout', 'pass:pw', '-out', `${name}.p12`]);

@@ -82,10 +82,10 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
       if (!entry.certs.includes(key)) entry.certs.push(key);
     }
     if (!signature.trusted) warnings.push(`The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but its validation data may not satisfy a verifier.`);
-    const checked = signature.trusted ? signature.chain.slice(0, -1) : signature.chain;
-    for (let i = 0; i < checked.length; i++) {
-      const cert = checked[i]!;
-      const issuer = signature.chain[i + 1];
+    // The signer's chain and the time-stamp unit's chain (each without its trust anchor).
+    const chains = [signature.trusted ? signature.chain : [...signature.chain, undefined], ...(signature.timestampChain ? [signature.timestampChain] : [])];
+    const pairs = chains.flatMap((chain) => chain.slice(0, -1).map((cert, i) => ({ cert: cert!, issuer: chain[i + 1] })));
+    for (const { cert, issuer } of pairs) {
       if (!issuer) continue;
       const key = fingerprint(cert.der);
       if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now));

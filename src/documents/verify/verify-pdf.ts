@@ -212,6 +212,10 @@ function attachRevocation(facts: SignatureFacts[], final: PdfView, now: Date): v
     const speaksFor = ts?.valid && ts.time ? ts.time : fact.report.signingTime;
     fact.revocation = revocationFromEvidence(fact.chain, true, evidence, speaksFor ? new Date(speaksFor) : now);
     fact.report.revocation = fact.revocation.entries;
+    if (fact.timestampChain?.trusted && ts?.time) {
+      fact.timestampRevocation = revocationFromEvidence(fact.timestampChain.chain, true, evidence, new Date(ts.time));
+      ts.revocation = fact.timestampRevocation.entries;
+    }
   }
 }
 
@@ -224,6 +228,8 @@ export interface SignatureMaterial {
   trusted: boolean;
   /** The CMS's other certificates and those of its time-stamp token. */
   otherCerts: Cert[];
+  /** The signature time-stamp unit's chain, when the signature has one that is trusted. */
+  timestampChain?: Cert[];
 }
 
 /** The signatures of a PDF with their certificates, as the verifier reads them (no verdicts). */
@@ -235,6 +241,7 @@ export function signatureMaterial(input: Uint8Array, options: VerifyOptions): Si
     chain: fact.chain,
     trusted: fact.report.trusted,
     otherCerts: [...(fact.cms?.certificates ?? []), ...(fact.timestampCerts ?? [])],
+    timestampChain: fact.timestampChain?.trusted ? fact.timestampChain.chain : undefined,
   }] : []));
 }
 
@@ -251,9 +258,14 @@ export async function verifyPdfOnline(input: Uint8Array, options: OnlineVerifyOp
   const examination = examineDocument(input, options);
   if (options.fetchRevocation) {
     for (const fact of examination.facts) {
-      if (!fact.revocation?.unresolved.length) continue;
-      await resolveByFetching(fact.revocation, options.fetchRevocation, examination.ctx.now);
-      fact.report.revocation = fact.revocation.entries;
+      if (fact.revocation?.unresolved.length) {
+        await resolveByFetching(fact.revocation, options.fetchRevocation, examination.ctx.now);
+        fact.report.revocation = fact.revocation.entries;
+      }
+      if (fact.timestampRevocation?.unresolved.length && fact.report.timestamp) {
+        await resolveByFetching(fact.timestampRevocation, options.fetchRevocation, examination.ctx.now);
+        fact.report.timestamp.revocation = fact.timestampRevocation.entries;
+      }
     }
   }
   return conclude(examination);

@@ -271,3 +271,35 @@ describe('PAdES B-LT and B-LTA', () => {
     expect(unsigned.json().detail).toMatch(/no signature/);
   });
 });
+
+describe('the time-stamp unit', () => {
+  let revocableTsa: Awaited<ReturnType<typeof startTsa>>;
+  let stamped: { app: FastifyInstance; routes: SignRoutes };
+  let beforeRevocation: Buffer;
+  let afterRevocation: Buffer;
+
+  beforeAll(async () => {
+    revocation.issueLeaf('tsa-revocable', { ocsp: true, timeStamping: true });
+    revocableTsa = await startTsa({ ...pki, tsaCert: path.join(pki.dir, 'tsa-revocable.pem'), tsaKey: path.join(pki.dir, 'tsa-revocable.key') });
+    stamped = await appWith({ TSA_URL: revocableTsa.url, REVOCATION_FETCH: 'true', REVOCATION_TIMEOUT_MS: '2000' }, 'stamped');
+    beforeRevocation = await stamped.routes.sign(PDF, { signer: 'before', p12: p12('good') });
+    await new Promise((r) => setTimeout(r, 1_100));
+    await revocation.revoke('tsa-revocable');
+    await new Promise((r) => setTimeout(r, 1_100));
+    afterRevocation = await stamped.routes.sign(PDF, { signer: 'after', p12: p12('good') });
+  }, 120_000);
+  afterAll(async () => {
+    await stamped?.app.close();
+    await revocableTsa?.close();
+  });
+
+  it("is checked too: a unit revoked after its time-stamp leaves it proof, one revoked before does not", async () => {
+    const early = signatureOf(await stamped.routes.verify(beforeRevocation));
+    expect(early.timestamp.revocation[0]).toMatchObject({ status: 'revoked', source: 'ocsp-fetched', subject: expect.stringContaining('tsa-revocable') });
+    expect(early.warnings.join(' ')).not.toMatch(/time-stamp unit/);
+    expect(early.indication).toBe('TOTAL_PASSED');
+    const late = signatureOf(await stamped.routes.verify(afterRevocation));
+    expect(late.timestamp.revocation[0]).toMatchObject({ status: 'revoked' });
+    expect(late.warnings.join(' ')).toMatch(/time-stamp unit certificate .* was revoked .* not proof of the signing time/);
+  });
+});

@@ -15,6 +15,8 @@ export interface TimestampReport {
   /** The token's own CMS signature verifies and its content is intact. */
   valid: boolean;
   trusted: boolean;
+  /** Revocation of the time-stamp unit's chain (signature time-stamps; a document time-stamp reports it as its own signature). */
+  revocation?: import('../revocation/check.js').CertRevocation[];
   errors: string[];
 }
 

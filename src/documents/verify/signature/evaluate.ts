@@ -27,6 +27,9 @@ export interface SignatureFacts {
   contents?: Uint8Array;
   /** Certificates of the signature's time-stamp token (the TSA's chain as the token carries it). */
   timestampCerts?: Cert[];
+  /** The time-stamp unit's chain (signature time-stamps), and its revocation. */
+  timestampChain?: { chain: Cert[]; trusted: boolean };
+  timestampRevocation?: ChainRevocation;
   /** The earliest trusted document time-stamp made after this signature (proof of existence). */
   archivePoe?: Date;
   /** Revocation of the chain, from the PDF's evidence (and, online, from the responders). */
@@ -196,12 +199,14 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   if (cms.signingTime) report.signingTime = cms.signingTime.toISOString();
   if (cms.signerCount > 1) report.warnings.push(`the CMS holds ${cms.signerCount} signers; only the first is verified`);
   let timestampCerts: Cert[] | undefined;
+  let timestampChain: SignatureFacts['timestampChain'];
   if (cms.timestampToken && cms.signatureValue) {
     const { cms: tsCms, ...timestamp } = checkTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
     report.timestamp = timestamp;
     timestampCerts = tsCms.certificates;
+    if (tsCms.signerCert) timestampChain = buildChain(tsCms.signerCert, tsCms.certificates, ctx.trust);
   }
-  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts }, ctx);
+  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts, timestampChain }, ctx);
 }
 
 function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureFacts {

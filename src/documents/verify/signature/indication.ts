@@ -49,7 +49,13 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
     return fail('TOTAL_FAILED', 'FORMAT_FAILURE');
   }
   if (!report.trusted) return fail('INDETERMINATE', 'NO_CERTIFICATE_CHAIN_FOUND', 'the signer certificate does not chain to a trusted root');
-  const signatureTimestamp = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  let signatureTimestamp = report.timestamp?.valid && report.timestamp.intact && report.timestamp.trusted && report.timestamp.time ? new Date(report.timestamp.time) : undefined;
+  // A time-stamp unit revoked at or before its time-stamp proves nothing.
+  const revokedUnit = report.timestamp?.revocation?.find((r) => r.status === 'revoked' && (!r.revokedAt || !signatureTimestamp || new Date(r.revokedAt).getTime() <= signatureTimestamp.getTime()));
+  if (signatureTimestamp && revokedUnit) {
+    report.warnings.push(`the time-stamp unit certificate "${revokedUnit.subject}" was revoked${revokedUnit.revokedAt ? ` on ${revokedUnit.revokedAt}` : ''}, before its time-stamp: the time-stamp is not proof of the signing time`);
+    signatureTimestamp = undefined;
+  }
   // Proof of existence: the signature's own time-stamp, else a later archive (document) time-stamp.
   const poe = signatureTimestamp ?? facts.archivePoe;
   const revoked = report.revocation.find((r) => r.status === 'revoked');

@@ -43,12 +43,32 @@ export const VerifyCertificateSchema = Type.Object({
   chain: Type.Array(Type.String(), { description: 'Subjects of the chain as built: signer first, trust anchor last when trusted.' }),
 });
 
+const RevocationSchema = Type.Object(
+  {
+    subject: Type.String(),
+    serialNumber: Type.String({ description: 'Hexadecimal, lower case.' }),
+    status: Type.Union([Type.Literal('good'), Type.Literal('revoked'), Type.Literal('unknown'), Type.Literal('notChecked')], {
+      description: 'notChecked: the PDF carries no evidence and REVOCATION_FETCH is off, or the certificate names no responder; it does not change the verdict. unknown: a responder could not be reached or does not know the certificate (INDETERMINATE/TRY_LATER).',
+    }),
+    source: Type.Union([Type.Literal('pdf-dss'), Type.Literal('cms'), Type.Literal('ocsp-fetched'), Type.Literal('crl-fetched'), Type.Literal('none')], {
+      description: 'Where the evidence came from: the PDF document security store, the CMS (adbe-revocationInfoArchival), or fetched now.',
+    }),
+    method: Type.Union([Type.Literal('ocsp'), Type.Literal('crl'), Type.Null()]),
+    producedAt: Type.Union([DateTime('When the OCSP response or CRL used was produced (thisUpdate).'), Type.Null()]),
+    revokedAt: Type.Union([DateTime('Revocation time.'), Type.Null()]),
+    reason: Type.Union([Type.String({ examples: ['keyCompromise'] }), Type.Null()]),
+    problems: Type.Array(Type.String(), { description: 'Evidence found but not usable, and fetch failures.' }),
+  },
+  { description: 'Revocation status of one certificate of the chain.' },
+);
+
 export const VerifyTimestampSchema = Type.Object({
   time: Type.Union([DateTime('Time asserted by the time-stamp authority.'), Type.Null()]),
   tsa: Type.Union([Type.String(), Type.Null()], { description: 'Name of the time-stamp authority.' }),
   intact: Type.Boolean({ description: 'The message imprint matches the signature value (or, for a document time-stamp, the signed bytes).' }),
   valid: Type.Boolean({ description: "The token's own signature verifies." }),
   trusted: Type.Boolean({ description: 'The TSA certificate chains to a trusted root.' }),
+  revocation: Type.Optional(Type.Array(RevocationSchema, { description: "Revocation of the time-stamp unit's chain (PDF signature time-stamps)." })),
   errors: Type.Array(Type.String()),
 });
 
@@ -74,24 +94,6 @@ const SubIndication = Type.Union(
   ].map((s) => Type.Literal(s)),
 );
 
-const RevocationSchema = Type.Object(
-  {
-    subject: Type.String(),
-    serialNumber: Type.String({ description: 'Hexadecimal, lower case.' }),
-    status: Type.Union([Type.Literal('good'), Type.Literal('revoked'), Type.Literal('unknown'), Type.Literal('notChecked')], {
-      description: 'notChecked: the PDF carries no evidence and REVOCATION_FETCH is off, or the certificate names no responder; it does not change the verdict. unknown: a responder could not be reached or does not know the certificate (INDETERMINATE/TRY_LATER).',
-    }),
-    source: Type.Union([Type.Literal('pdf-dss'), Type.Literal('cms'), Type.Literal('ocsp-fetched'), Type.Literal('crl-fetched'), Type.Literal('none')], {
-      description: 'Where the evidence came from: the PDF document security store, the CMS (adbe-revocationInfoArchival), or fetched now.',
-    }),
-    method: Type.Union([Type.Literal('ocsp'), Type.Literal('crl'), Type.Null()]),
-    producedAt: Type.Union([DateTime('When the OCSP response or CRL used was produced (thisUpdate).'), Type.Null()]),
-    revokedAt: Type.Union([DateTime('Revocation time.'), Type.Null()]),
-    reason: Type.Union([Type.String({ examples: ['keyCompromise'] }), Type.Null()]),
-    problems: Type.Array(Type.String(), { description: 'Evidence found but not usable, and fetch failures.' }),
-  },
-  { description: 'Revocation status of one certificate of the chain.' },
-);
 
 const ModificationLevel = Type.Union(
   [Type.Literal('none'), Type.Literal('signatures'), Type.Literal('formFilling'), Type.Literal('annotations'), Type.Literal('other')],
