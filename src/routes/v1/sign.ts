@@ -156,6 +156,12 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   }
 
   async function readJson(body: JsonBody): Promise<SignInput> {
+    // Optional in the schema only so that `extend` can go without them (generated clients keep a plain object type).
+    const missing = (['signer', 'auditTrail'] as const).filter((name) => body[name] === undefined || body[name] === null);
+    if (missing.length) {
+      throw validationError(`The request is invalid: body must have required ${missing.map((m) => `property '${m}'`).join(' and ')} (only an "extend" request goes without them).`,
+        missing.map((field) => ({ field: `body.${field}`, issue: 'required' })));
+    }
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
     // SuperDoc clients send absent optional objects as null.
     const present = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as JsonBody;

@@ -177,6 +177,11 @@ describe('POST /v1/sign (PDF)', () => {
     expect(JSON.stringify(numeric.json().details)).toContain('auditTrail');
     const nested = await postJson(superDocBody(PDF, { signer: { name: 'Jane Q. Signer', email: 'jane@example.com', address: { city: 'Ghent' } } }));
     expect(nested.statusCode).toBe(400);
+    // signer and auditTrail stay required to sign (only an `extend` request goes without them).
+    const { signer: _signer, auditTrail: _trail, ...bare } = superDocBody(PDF, {}) as Record<string, unknown>;
+    const missing = await postJson(bare);
+    expect(missing.statusCode, missing.body).toBe(400);
+    expect(missing.json().details.map((d: { field: string }) => d.field)).toEqual(['body.signer', 'body.auditTrail']);
     // An empty certificate object takes its default (enabled), as SuperDoc's schema gives it.
     const empty = await postJson(superDocBody(PDF, { certificate: {} }));
     expect(empty.statusCode, empty.body).toBe(200);

@@ -102,8 +102,7 @@ export const SignJsonBodySchema = Type.Object(
     })),
     ...signOptionProperties,
   },
-  // signer and auditTrail are required to sign; only `extend` goes without them.
-  { anyOf: [{ required: ['signer', 'auditTrail'] }, { required: ['extend'] }] },
+  { description: 'signer and auditTrail are required to sign (400 without them); only a request with `extend` goes without them.' },
 );
 
 export const SignQuerySchema = Type.Object({
