@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PDFArray, PDFName, PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import type { Cert } from '../verify/cms/certificates.js';
+import { oneLine, type Cert } from '../verify/cms/certificates.js';
 import type { RevocationFetcher } from '../verify/revocation/check.js';
 import { EvidenceProblem, ocspRequest, readCrl, readOcspResponse, revocationPointers } from '../verify/revocation/evidence.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { IncrementalUpdate } from './pdf/incremental.js';
+import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
 import { lookupDict, readPdfStructure } from './pdf/structure.js';
 import { requestTimestamp, type TsaOptions } from './timestamp.js';
 
@@ -30,7 +31,6 @@ interface Evidence {
 }
 
 const fingerprint = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
 
 /** A checked OCSP response (preferred) or CRL for `cert`, or the reason there is none. */
 async function fetchEvidence(cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date): Promise<Evidence | string> {
@@ -147,7 +147,6 @@ export async function addValidationData(pdf: Buffer, options: LtvOptions): Promi
   return { document: await writeDss(pdf, content), warnings };
 }
 
-const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
 const TIMESTAMP_ROOM = 16_384;
 
 /** B-LTA: a document time-stamp (ETSI.RFC3161) over the whole file, in a new revision. */
@@ -161,18 +160,11 @@ export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promis
   const signatureRef = update.allocate();
   edits.addSignatureField(signatureRef, undefined, { signerName: 'Document time-stamp', signedAt: new Date() });
   await edits.finish();
-  const dictionary = `<</Type /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 /ByteRange ${BYTE_RANGE_PLACEHOLDER} /Contents <${'0'.repeat(TIMESTAMP_ROOM * 2)}>>>`;
+  const dictionary = `<</Type /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 /ByteRange ${BYTE_RANGE_PLACEHOLDER} ${contentsPlaceholder(TIMESTAMP_ROOM)}>>`;
   update.set(signatureRef, dictionary);
-  const written = update.write();
-  const out = written.bytes;
-  const body = written.bodyOffsets.get(signatureRef.objectNumber)!;
-  const contentsStart = body + dictionary.indexOf('/Contents <') + '/Contents '.length;
-  const contentsEnd = contentsStart + TIMESTAMP_ROOM * 2 + 2;
-  const byteRange = `[0 ${contentsStart} ${contentsEnd} ${out.length - contentsEnd}]`.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' ');
-  if (byteRange.length !== BYTE_RANGE_PLACEHOLDER.length) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to time-stamp.');
-  out.write(byteRange, body + dictionary.indexOf(BYTE_RANGE_PLACEHOLDER), 'latin1');
-  const token = await requestTimestamp(Buffer.concat([out.subarray(0, contentsStart), out.subarray(contentsEnd)]), tsa);
+  const span = fillByteRange(update.write(), signatureRef, dictionary, TIMESTAMP_ROOM);
+  const token = await requestTimestamp(Buffer.concat(signedBytes(span)), tsa);
   if (token.length > TIMESTAMP_ROOM) throw new AppError(502, ErrorCode.SIGNING_ERROR, 'The time-stamp token is larger than the space reserved for it.');
-  out.write(token.toString('hex').toUpperCase(), contentsStart + 1, 'latin1');
-  return out;
+  span.pdf.write(token.toString('hex').toUpperCase(), span.contentsStart + 1, 'latin1');
+  return span.pdf;
 }

@@ -5,6 +5,7 @@ import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, 
 import type { SigningIdentity } from './identity.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { IncrementalUpdate } from './pdf/incremental.js';
+import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
 import { pdfDate, pdfTextString } from './pdf/text.js';
 import { requestTimestamp } from './timestamp.js';
@@ -25,7 +26,6 @@ function auditFileName(taken: Set<string>): string {
   for (let n = 2; ; n++) if (!taken.has(`audit-trail-${n}.json`)) return `audit-trail-${n}.json`;
 }
 
-const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
 /** Room for ECDSA length jitter and the unsigned-attribute wrapper of a timestamp. */
 const CONTENTS_MARGIN = 64;
 
@@ -60,7 +60,7 @@ function signatureDictionary(request: SignRequest, now: Date, contentsBytes: num
     request.contactInfo ? `/ContactInfo ${pdfTextString(request.contactInfo)}` : '',
   ].filter(Boolean).join(' ');
   return `<</Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached /ByteRange ${BYTE_RANGE_PLACEHOLDER} ` +
-    `/Contents <${'0'.repeat(contentsBytes * 2)}> /M ${pdfDate(now)} ${optional} /Prop_Build <</App <</Name /docproc>>>>>>`;
+    `${contentsPlaceholder(contentsBytes)} /M ${pdfDate(now)} ${optional} /Prop_Build <</App <</Name /docproc>>>>>>`;
 }
 
 const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance => !!a && typeof (a as FieldAppearance).field === 'string';
@@ -118,18 +118,11 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const size = await contentsSize(signer, options);
   const dictionary = signatureDictionary(request, now, size);
   update.set(signatureRef, dictionary);
-  const written = update.write();
-  const pdf = written.bytes;
+  const span = fillByteRange(update.write(), signatureRef, dictionary, size);
+  const { pdf, contentsStart } = span;
 
-  const body = written.bodyOffsets.get(signatureRef.objectNumber)!;
-  const byteRangeAt = body + dictionary.indexOf(BYTE_RANGE_PLACEHOLDER);
-  const contentsStart = body + dictionary.indexOf('/Contents <') + '/Contents '.length;
-  const contentsEnd = contentsStart + size * 2 + 2;
-  const byteRange = `[0 ${contentsStart} ${contentsEnd} ${pdf.length - contentsEnd}]`.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' ');
-  if (byteRange.length !== BYTE_RANGE_PLACEHOLDER.length) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
-  pdf.write(byteRange, byteRangeAt, 'latin1');
-
-  const digest = createHash('sha256').update(pdf.subarray(0, contentsStart)).update(pdf.subarray(contentsEnd)).digest();
+  const [before, after] = signedBytes(span);
+  const digest = createHash('sha256').update(before!).update(after!).digest();
   const attributes = buildSignedAttributes(digest, identity.certificate);
   const signatureValue = signAttributes(attributes, identity.privateKey);
   const timeStampToken = options.tsa ? await requestTimestamp(signatureValue, options.tsa) : undefined;

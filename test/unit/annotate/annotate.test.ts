@@ -1,25 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { annotateDocx, collectRemoteImageUrls, loadSvgRenderer } from '../../../src/documents/annotate/index.js';
-import { AppError } from '../../../src/errors/app-error.js';
 import {
   buildDocx, cell, listParts, noteReference, para, plainText, pngImage, readPart, row, sdt, table, textBox,
 } from '../../support/annotate/docx-builder.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { rejection } from '../../support/app-error.js';
 
 const CORPUS = `${CORPUS_DIR}/templates/`;
 const corpus = (name: string) => readFileSync(`${CORPUS}docxtemplater-${name}.docx`);
 const EMU = 9525;
 
-function rejection(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('annotate: docxtemplater tags', () => {
   it('fills text tags in body, header and footer, escaping XML and turning \\n into a line break', () => {

@@ -4,8 +4,8 @@ import PizZip from 'pizzip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { annotateDocx, loadSvgRenderer, SVG_LIMITS } from '../../../src/documents/annotate/index.js';
 import { inlineDrawingXml } from '../../../src/documents/annotate/drawing.js';
-import { AppError } from '../../../src/errors/app-error.js';
 import { buildDocx, listParts, para, pngImage, readPart, sdt } from '../../support/annotate/docx-builder.js';
+import { rejection } from '../../support/app-error.js';
 
 const EMU = 9525;
 const redBox = (width = 120, height = 60, extra = '') =>
@@ -27,15 +27,6 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function rejection(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected an AppError');
-}
 
 function pngSize(png: Buffer) {
   expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');

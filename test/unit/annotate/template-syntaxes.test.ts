@@ -2,19 +2,10 @@ import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
 import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import { checkRawXml } from '../../../src/documents/annotate/raw-xml.js';
-import { AppError } from '../../../src/errors/app-error.js';
 import { buildDocx, cell, para, plainText, readPart, row, table } from '../../support/annotate/docx-builder.js';
 import { superdocControl, superdocTag } from '../../support/annotate/superdoc.js';
+import { rejection } from '../../support/app-error.js';
 
-function rejection(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected an AppError');
-}
 
 const bodyText = (docx: Buffer) => plainText(readPart(docx, 'word/document.xml'));
 

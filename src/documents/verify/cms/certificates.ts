@@ -42,7 +42,8 @@ const first = (value: unknown): string | null => {
   return typeof value === 'string' ? value : null;
 };
 
-const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
+/** A distinguished name as Node prints it (one attribute a line), on one line. */
+export const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
 
 export function summarizeCert(cert: Cert): CertSummary {
   const legacy = cert.x509.toLegacyObject() as unknown as { subject?: Record<string, unknown> };
@@ -108,7 +109,8 @@ export interface ChainResult {
 
 const MAX_CHAIN = 12;
 
-function issuedBy(child: Cert, issuer: Cert): boolean {
+/** `issuer` names and signed `child`. */
+export function issuedBy(child: Cert, issuer: Cert): boolean {
   try {
     return child.x509.checkIssued(issuer.x509) && child.x509.verify(issuer.x509.publicKey);
   } catch {

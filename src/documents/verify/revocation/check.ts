@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Cert } from '../cms/certificates.js';
+import { oneLine, type Cert } from '../cms/certificates.js';
 import { EvidenceProblem, noCheckNeeded, ocspRequest, readCrl, readOcspResponse, revocationPointers, type EvidenceVerdict } from './evidence.js';
 
 /**
@@ -38,8 +38,6 @@ export interface EmbeddedEvidence {
 
 /** Fetches a URL through the outbound guard: GET, or POST of an OCSP request. */
 export type RevocationFetcher = (url: string, post?: { contentType: string; body: Uint8Array }) => Promise<Uint8Array>;
-
-const oneLine = (dn: string) => dn.split('\n').filter(Boolean).join(', ');
 
 function blank(cert: Cert): CertRevocation {
   return { subject: oneLine(cert.x509.subject), serialNumber: cert.x509.serialNumber.toLowerCase(), status: 'notChecked', source: 'none', method: null, producedAt: null, revokedAt: null, reason: null, problems: [] };

@@ -2,7 +2,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { signatureScheme, verifySignature } from '../cms/algorithms.js';
-import { parseCert, type Cert } from '../cms/certificates.js';
+import { issuedBy, parseCert, type Cert } from '../cms/certificates.js';
 
 /**
  * Reads one piece of revocation evidence (an OCSP response or a CRL) about one certificate and says
@@ -49,14 +49,6 @@ function fromDer<T>(der: Uint8Array, make: (schema: asn1js.AsnType) => T, what: 
 function verifiedBy(tbs: Uint8Array, algorithm: pkijs.AlgorithmIdentifier, signature: Uint8Array, signer: Cert): boolean {
   const scheme = signatureScheme(algorithm, 'sha256');
   return !!scheme && verifySignature(scheme, signer.x509.publicKey, tbs, signature);
-}
-
-function issuedBy(child: Cert, issuer: Cert): boolean {
-  try {
-    return child.x509.checkIssued(issuer.x509) && child.x509.verify(issuer.x509.publicKey);
-  } catch {
-    return false;
-  }
 }
 
 function hasExtendedKeyUsage(cert: Cert, oid: string): boolean {
