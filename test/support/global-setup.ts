@@ -32,10 +32,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startRedisServer(): Promise<{ url: string; port: number; child: ChildProcess; dir: string }> {
+/** `persistent`: an append-only file synced on every write, so a SIGKILLed server comes back with its keys. */
+export async function startRedisServer({ persistent = false } = {}): Promise<{ url: string; port: number; child: ChildProcess; dir: string }> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docproc-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const persistence = persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir], { stdio: 'ignore' });
   for (let i = 0; i < 100; i++) {
     if (await ping(port)) return { url: `redis://127.0.0.1:${port}`, port, child, dir };
     await new Promise((r) => setTimeout(r, 50));
