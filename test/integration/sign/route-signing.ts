@@ -11,7 +11,7 @@ export class SignRoutes {
   /** The x-docproc-warnings of the last sign() call, decoded. */
   lastWarnings: string[] = [];
 
-  constructor(private readonly app: FastifyInstance, private readonly key: string) {}
+  constructor(private readonly app: FastifyInstance, readonly key: string) {}
 
   private headers() {
     return { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' };

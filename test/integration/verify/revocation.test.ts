@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseCert } from '../../../src/documents/verify/cms/certificates.js';
 import { EvidenceProblem, readCrl, readOcspResponse } from '../../../src/documents/verify/revocation/evidence.js';
@@ -70,7 +71,7 @@ beforeAll(async () => {
   revocation.issueLeaf('responder-down', { deadOcsp: true });
   revocation.issueLeaf('short-lived', { ocsp: true, days: 2 });
   online = await appWith({ TSA_URL: tsa.url, REVOCATION_FETCH: 'true', REVOCATION_TIMEOUT_MS: '2000' }, 'online');
-  key = (online.routes as unknown as { key: string }).key;
+  key = online.routes.key;
   offline = await appWith({ TSA_URL: tsa.url }, 'offline');
   noTsa = await appWith({ REVOCATION_FETCH: 'true' }, 'no-tsa');
 
@@ -171,6 +172,30 @@ describe('the evidence readers', () => {
     // The responder's own certificate is not the issuer: a response it signs for a foreign CA is refused.
     expect(() => readOcspResponse(revocation.ocspResponseFor('good'), good, certOf('ocsp-responder'), new Date())).toThrow(EvidenceProblem);
   });
+
+  it('damaged OCSP responses and CRLs (as a hostile DSS carries them) end in a verdict or EvidenceProblem, never another error', () => {
+    const root = certOf('root');
+    const good = certOf('good');
+    const samples = [revocation.ocspResponseFor('good'), revocation.crlDer()];
+    const damaged = fc.tuple(fc.constantFrom(0, 1), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }), fc.option(fc.nat()))
+      .map(([which, flips, cut]) => {
+        const bytes = Buffer.from(samples[which]!);
+        for (const [at, value] of flips) bytes[at % bytes.length] = value;
+        return { which, bytes: cut === null ? bytes : bytes.subarray(0, cut % (bytes.length + 1)) };
+      });
+    let verdicts = 0;
+    fc.assert(fc.property(damaged, ({ which, bytes }) => {
+      try {
+        if (which === 0) readOcspResponse(bytes, good, root, new Date());
+        else readCrl(bytes, good, root);
+        verdicts++;
+      } catch (error) {
+        if (!(error instanceof EvidenceProblem)) throw error;
+      }
+    }), { numRuns: 1500, seed: Number(process.env.FUZZ_SEED ?? 1414) });
+    // Flipped bytes mostly break the signature; the few that land in unsigned parts still read.
+    expect(verdicts).toBeLessThan(1500);
+  });
 });
 
 /**
@@ -258,7 +283,7 @@ describe('PAdES B-LT and B-LTA', () => {
   it('level=B-T or B-LTA without a TSA is a 422 naming what is missing; extend of an unsigned PDF is a 422', async () => {
     const res = await noTsa.app.inject({
       method: 'POST', url: '/v1/sign?level=B-LTA',
-      headers: { authorization: `Bearer ${(noTsa.routes as unknown as { key: string }).key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${noTsa.routes.key}`, 'content-type': 'application/json' },
       payload: JSON.stringify({ document: { base64: PDF.toString('base64') }, signer: { name: 'No TSA', email: 'x@example.com' }, auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00.000Z' }] }),
     });
     expect(res.statusCode, res.body).toBe(422);

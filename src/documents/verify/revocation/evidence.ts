@@ -24,6 +24,16 @@ export interface EvidenceVerdict {
 
 export class EvidenceProblem extends Error {}
 
+/** ASN.1 structures decode lazily: a damaged field (a time that is not one) throws late, as any Error. */
+function damagedIsAProblem<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof EvidenceProblem) throw error;
+    throw new EvidenceProblem(`the ${what} is damaged (${(error as Error)?.message ?? String(error)})`);
+  }
+}
+
 const OCSP_BASIC = '1.3.6.1.5.5.7.48.1.1';
 const OCSP_NONCE = '1.3.6.1.5.5.7.48.1.2';
 const KP_OCSP_SIGNING = '1.3.6.1.5.5.7.3.9';
@@ -92,6 +102,10 @@ function matchesCertId(id: pkijs.CertID, cert: Cert, issuer: Cert): boolean {
  * for the time it must speak for is the caller's judgement (producedAt, nextUpdate).
  */
 export function readOcspResponse(der: Uint8Array, cert: Cert, issuer: Cert, at: Date, nonce?: Uint8Array): EvidenceVerdict {
+  return damagedIsAProblem('OCSP response', () => readOcsp(der, cert, issuer, at, nonce));
+}
+
+function readOcsp(der: Uint8Array, cert: Cert, issuer: Cert, at: Date, nonce?: Uint8Array): EvidenceVerdict {
   const response = fromDer(der, (schema) => new pkijs.OCSPResponse({ schema }), 'OCSP response');
   const status = response.responseStatus.valueBlock.valueDec;
   if (status !== 0) throw new EvidenceProblem(`the OCSP responder answered with status ${status} (${['successful', 'malformedRequest', 'internalError', 'tryLater', '', 'sigRequired', 'unauthorized'][status] ?? 'unknown'})`);
@@ -130,6 +144,10 @@ export function readOcspResponse(der: Uint8Array, cert: Cert, issuer: Cert, at: 
 
 /** What a CRL says about `cert`. Throws EvidenceProblem when it is not the issuer's or its signature fails. */
 export function readCrl(der: Uint8Array, cert: Cert, issuer: Cert): EvidenceVerdict {
+  return damagedIsAProblem('CRL', () => readCrlChecked(der, cert, issuer));
+}
+
+function readCrlChecked(der: Uint8Array, cert: Cert, issuer: Cert): EvidenceVerdict {
   const crl = fromDer(der, (schema) => new pkijs.CertificateRevocationList({ schema }), 'CRL');
   const crlIssuer = hex(crl.issuer.toSchema().toBER());
   if (crlIssuer !== hex(issuer.parsed.subject.toSchema().toBER()) || crlIssuer !== hex(cert.parsed.issuer.toSchema().toBER())) {
