@@ -11,7 +11,7 @@ import { createImageModule } from './image-module.js';
 import { MediaRegistry } from './media.js';
 import { assertRowShapes } from './sdt-table.js';
 import { createTagParser } from './tag-parser.js';
-import { appErrorInside, isTemplateError, templateInvalid } from './template-errors.js';
+import { appErrorInside, isTemplateError, templateInvalid, unreadablePart } from './template-errors.js';
 import { foreignTemplateLanguage, scanTemplateText } from './template-syntax.js';
 import type { AnnotateInput, AnnotateResult } from './types.js';
 
@@ -163,7 +163,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
       result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${partPath} could not be read as XML (${(error as Error).message}); repair the document in Word and send it again.`);
+      throw unreadablePart(partPath, error);
     }
     if (result.xml !== null) zip.file(partPath, result.xml);
     result.matched.forEach((name) => matched.add(name));

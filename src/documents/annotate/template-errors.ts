@@ -75,3 +75,8 @@ export function templateInvalid(error: unknown): AppError {
     },
   );
 }
+
+/** A story part that is not XML: the caller's document is damaged. */
+export function unreadablePart(part: string, error: unknown): AppError {
+  return unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${part} could not be read as XML (${(error as Error)?.message ?? String(error)}); repair the document in Word and send it again.`);
+}

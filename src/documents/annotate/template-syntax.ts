@@ -1,6 +1,7 @@
 import type PizZip from 'pizzip';
 import { ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { controlNames } from './content-controls.js';
+import { unreadablePart } from './template-errors.js';
 import { ancestor, descendants, parseXml, serializeXml, type Element } from './dom.js';
 
 /**
@@ -63,12 +64,14 @@ export function scanTemplateText(zip: PizZip, storyParts: string[]): TemplateTex
   const foreign: ForeignTag[] = [];
   for (const part of storyParts) {
     const xml = zip.file(part)!.asText();
+    // Most parts hold neither "{{", "{%" nor "+++": skip them without copying the text out of the markup.
+    if (!xml.includes('+') && !/\{[^{%]*[{%]/.test(xml)) continue;
     if (!CANDIDATE.test(xml.replace(/<[^>]*>/g, ''))) continue;
     let doc: ReturnType<typeof parseXml>;
     try {
       doc = parseXml(xml);
     } catch (error) {
-      throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${part} could not be read as XML (${(error as Error).message}); repair the document in Word and send it again.`);
+      throw unreadablePart(part, error);
     }
     const canHide = !xml.includes(OPEN) && !xml.includes(CLOSE);
     let changed = false;

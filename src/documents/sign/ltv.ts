@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { PDFArray, PDFName, PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { oneLine, type Cert } from '../verify/cms/certificates.js';
-import type { RevocationFetcher } from '../verify/revocation/check.js';
-import { EvidenceProblem, ocspRequest, readCrl, readOcspResponse, revocationPointers } from '../verify/revocation/evidence.js';
+import { oneLine } from '../verify/cms/certificates.js';
+import { fetchEvidence, type RevocationFetcher } from '../verify/revocation/check.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { IncrementalUpdate } from './pdf/incremental.js';
@@ -25,40 +24,7 @@ export interface LtvOptions {
   now?: Date;
 }
 
-interface Evidence {
-  kind: 'ocsp' | 'crl';
-  der: Buffer;
-}
-
 const fingerprint = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/** A checked OCSP response (preferred) or CRL for `cert`, or the reason there is none. */
-async function fetchEvidence(cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date): Promise<Evidence | string> {
-  const { ocsp, crl } = revocationPointers(cert);
-  if (!ocsp.length && !crl.length) return 'it names no OCSP responder or CRL';
-  const problems: string[] = [];
-  for (const url of ocsp) {
-    try {
-      const nonce = randomBytes(16);
-      const der = Buffer.from(await fetcher(url, { contentType: 'application/ocsp-request', body: ocspRequest(cert, issuer, nonce) }));
-      const verdict = readOcspResponse(der, cert, issuer, now, nonce);
-      if (verdict.status === 'unknown') throw new EvidenceProblem('the responder does not know the certificate');
-      return { kind: 'ocsp', der };
-    } catch (error) {
-      problems.push(`OCSP ${url}: ${(error as Error).message}`);
-    }
-  }
-  for (const url of crl) {
-    try {
-      const der = Buffer.from(await fetcher(url));
-      readCrl(der, cert, issuer);
-      return { kind: 'crl', der };
-    } catch (error) {
-      problems.push(`CRL ${url}: ${(error as Error).message}`);
-    }
-  }
-  return problems.join('; ');
-}
 
 interface DssContent {
   certs: Map<string, Buffer>;
@@ -73,7 +39,7 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
   if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
   const now = options.now ?? new Date();
   const content: DssContent = { certs: new Map(), ocsps: new Map(), crls: new Map(), vri: new Map() };
-  const fetched = new Map<string, Evidence | string>();
+  const fetched = new Map<string, Awaited<ReturnType<typeof fetchEvidence>>>();
   for (const signature of material) {
     const entry = { certs: [] as string[], ocsps: [] as string[], crls: [] as string[] };
     for (const cert of [...signature.chain, ...signature.otherCerts]) {
@@ -88,15 +54,16 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
     for (const { cert, issuer } of pairs) {
       if (!issuer) continue;
       const key = fingerprint(cert.der);
-      if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now));
+      if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now, { useCache: false }));
       const evidence = fetched.get(key)!;
-      if (typeof evidence === 'string') {
-        warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": ${evidence}.`);
+      if ('problems' in evidence) {
+        warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": ${evidence.problems.join('; ')}.`);
         continue;
       }
-      const evidenceKey = fingerprint(evidence.der);
-      (evidence.kind === 'ocsp' ? content.ocsps : content.crls).set(evidenceKey, evidence.der);
-      (evidence.kind === 'ocsp' ? entry.ocsps : entry.crls).push(evidenceKey);
+      const der = Buffer.from(evidence.der);
+      const ocsp = evidence.verdict.method === 'ocsp';
+      (ocsp ? content.ocsps : content.crls).set(fingerprint(der), der);
+      (ocsp ? entry.ocsps : entry.crls).push(fingerprint(der));
     }
     content.vri.set(createHash('sha1').update(signature.contents).digest('hex').toUpperCase(), entry);
   }

@@ -71,67 +71,89 @@ function fromEmbedded(entry: CertRevocation, cert: Cert, issuer: Cert, evidence:
   return good;
 }
 
-interface CachedVerdict {
+/** A checked OCSP response or CRL fetched for one certificate, with the bytes a DSS stores. */
+export interface FetchedEvidence {
   verdict: EvidenceVerdict;
-  source: EvidenceSource;
+  source: 'ocsp-fetched' | 'crl-fetched';
+  der: Uint8Array;
+}
+
+interface CachedEvidence extends FetchedEvidence {
   until: number;
 }
 
-/** Fetched verdicts by URL and serial, kept until their nextUpdate (at most an hour). */
-const cache = new Map<string, CachedVerdict>();
+/** Fetched evidence by issuer and serial, kept until its nextUpdate (at most an hour). */
+const cache = new Map<string, CachedEvidence>();
 const CACHE_LIMIT = 1_000;
 const CACHE_MAX_MS = 60 * 60 * 1000;
+const SKEW_MS = 5 * 60 * 1000;
 
-function remember(key: string, verdict: EvidenceVerdict, source: EvidenceSource, now: Date): void {
-  const until = Math.min(verdict.nextUpdate ? new Date(verdict.nextUpdate).getTime() : now.getTime(), now.getTime() + CACHE_MAX_MS);
+function remember(key: string, evidence: FetchedEvidence, now: Date): void {
+  const { nextUpdate } = evidence.verdict;
+  const until = Math.min(nextUpdate ? new Date(nextUpdate).getTime() : now.getTime(), now.getTime() + CACHE_MAX_MS);
   if (until <= now.getTime()) return;
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(key, { verdict, source, until });
+  cache.set(key, { ...evidence, until });
 }
 
-function fresh(verdict: EvidenceVerdict, now: Date): boolean {
-  return !verdict.nextUpdate || new Date(verdict.nextUpdate).getTime() >= now.getTime() - 5 * 60 * 1000;
-}
-
-async function fetched(entry: CertRevocation, cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date): Promise<CertRevocation> {
-  const { ocsp, crl } = revocationPointers(cert);
-  if (ocsp.length === 0 && crl.length === 0) {
-    entry.problems.push('the certificate names no OCSP responder or CRL');
-    return entry;
+function assertFresh(verdict: EvidenceVerdict, now: Date, what: string): void {
+  if (verdict.nextUpdate && new Date(verdict.nextUpdate).getTime() < now.getTime() - SKEW_MS) {
+    throw new EvidenceProblem(`the ${what} is out of date (nextUpdate has passed)`);
   }
+}
+
+/**
+ * Current revocation evidence for `cert` from its OCSP responders (AIA, preferred, with a nonce),
+ * then its CRL distribution points, each answer checked; or the problems met on the way.
+ * `useCache: false` asks anew: evidence to archive (B-LT) must be produced after the signatures it
+ * covers, which an answer cached before them is not.
+ */
+export interface NoEvidence {
+  problems: string[];
+  /** The certificate names a responder or a CRL (none answered usefully); false: nothing to ask. */
+  published: boolean;
+}
+
+export async function fetchEvidence(cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date, { useCache = true } = {}): Promise<FetchedEvidence | NoEvidence> {
+  const key = `${issuer.x509.fingerprint256} ${cert.x509.serialNumber}`;
+  const hit = useCache ? cache.get(key) : undefined;
+  if (hit && hit.until > now.getTime()) return hit;
+  const { ocsp, crl } = revocationPointers(cert);
+  if (ocsp.length === 0 && crl.length === 0) return { problems: ['the certificate names no OCSP responder or CRL'], published: false };
+  const problems: string[] = [];
   for (const url of ocsp) {
-    const key = `ocsp ${url} ${entry.serialNumber}`;
-    const hit = cache.get(key);
-    if (hit && hit.until > now.getTime()) return apply(entry, hit.verdict, hit.source);
     try {
       const nonce = randomBytes(16);
-      const answer = await fetcher(url, { contentType: 'application/ocsp-request', body: ocspRequest(cert, issuer, nonce) });
-      const verdict = readOcspResponse(answer, cert, issuer, now, nonce);
-      if (!fresh(verdict, now)) throw new EvidenceProblem('the OCSP response is out of date (nextUpdate has passed)');
-      if (verdict.status === 'unknown') {
-        entry.problems.push(`OCSP ${url}: the responder does not know the certificate`);
-        continue;
-      }
-      remember(key, verdict, 'ocsp-fetched', now);
-      return apply(entry, verdict, 'ocsp-fetched');
+      const der = await fetcher(url, { contentType: 'application/ocsp-request', body: ocspRequest(cert, issuer, nonce) });
+      const verdict = readOcspResponse(der, cert, issuer, now, nonce);
+      assertFresh(verdict, now, 'OCSP response');
+      if (verdict.status === 'unknown') throw new EvidenceProblem('the responder does not know the certificate');
+      const evidence: FetchedEvidence = { verdict, source: 'ocsp-fetched', der };
+      remember(key, evidence, now);
+      return evidence;
     } catch (error) {
-      entry.problems.push(`OCSP ${url}: ${(error as Error).message}`);
+      problems.push(`OCSP ${url}: ${(error as Error).message}`);
     }
   }
   for (const url of crl) {
-    const key = `crl ${url} ${entry.serialNumber}`;
-    const hit = cache.get(key);
-    if (hit && hit.until > now.getTime()) return apply(entry, hit.verdict, hit.source);
     try {
-      const verdict = readCrl(await fetcher(url), cert, issuer);
-      if (!fresh(verdict, now)) throw new EvidenceProblem('the CRL is out of date (nextUpdate has passed)');
-      remember(key, verdict, 'crl-fetched', now);
-      return apply(entry, verdict, 'crl-fetched');
+      const der = await fetcher(url);
+      const verdict = readCrl(der, cert, issuer);
+      assertFresh(verdict, now, 'CRL');
+      const evidence: FetchedEvidence = { verdict, source: 'crl-fetched', der };
+      remember(key, evidence, now);
+      return evidence;
     } catch (error) {
-      entry.problems.push(`CRL ${url}: ${(error as Error).message}`);
+      problems.push(`CRL ${url}: ${(error as Error).message}`);
     }
   }
-  return { ...entry, status: 'unknown' };
+  return { problems, published: true };
+}
+
+async function fetched(entry: CertRevocation, cert: Cert, issuer: Cert, fetcher: RevocationFetcher, now: Date): Promise<CertRevocation> {
+  const evidence = await fetchEvidence(cert, issuer, fetcher, now);
+  if ('problems' in evidence) return { ...entry, status: evidence.published ? 'unknown' : entry.status, problems: [...entry.problems, ...evidence.problems] };
+  return apply(entry, evidence.verdict, evidence.source);
 }
 
 export interface ChainRevocation {
