@@ -22,8 +22,14 @@ type Token = { type: 'num' | 'str' | 'id' | 'op'; value: string };
 // Longest first, so "||" is not read as two filter pipes and "===" not as "==" "=".
 const OPERATORS = ['===', '!==', '==', '!=', '>=', '<=', '&&', '||', '+', '-', '*', '/', '%', '>', '<', '!', '(', ')', '[', ']', '.', '|', '?', ':'];
 const QUOTES: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘': '’', '”': '”', '’': '’' };
-const NUMBER = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/;
-const IDENTIFIER = /^[\p{L}_$][\p{L}\p{N}_$]*/u;
+// Sticky (matched at lastIndex): the tokenizer never copies the rest of the tag, so it stays linear.
+const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
+const IDENTIFIER = /[\p{L}_$][\p{L}\p{N}_$]*/uy;
+
+function matchAt(pattern: RegExp, source: string, at: number): string | undefined {
+  pattern.lastIndex = at;
+  return pattern.exec(source)?.[0];
+}
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', f: '\f', v: '\v', b: '\b', '0': '\0' };
 
@@ -58,10 +64,10 @@ function tokenize(source: string): Token[] {
       i++;
       continue;
     }
-    const number = NUMBER.exec(source.slice(i));
+    const number = matchAt(NUMBER, source, i);
     if (number && !(ch === '.' && tokens.length && tokens[tokens.length - 1].type === 'id')) {
-      tokens.push({ type: 'num', value: number[0] });
-      i += number[0].length;
+      tokens.push({ type: 'num', value: number });
+      i += number.length;
       continue;
     }
     if (QUOTES[ch]) {
@@ -70,10 +76,10 @@ function tokenize(source: string): Token[] {
       i = end + 1;
       continue;
     }
-    const identifier = IDENTIFIER.exec(source.slice(i));
+    const identifier = matchAt(IDENTIFIER, source, i);
     if (identifier) {
-      tokens.push({ type: 'id', value: identifier[0] });
-      i += identifier[0].length;
+      tokens.push({ type: 'id', value: identifier });
+      i += identifier.length;
       continue;
     }
     const op = OPERATORS.find((candidate) => source.startsWith(candidate, i));
@@ -87,12 +93,41 @@ function tokenize(source: string): Token[] {
 const BINARY_LEVELS: string[][] = [['||'], ['&&'], ['==', '!=', '===', '!=='], ['<', '>', '<=', '>='], ['+', '-'], ['*', '/', '%']];
 const LITERAL_NAMES: Record<string, unknown> = { true: true, false: false, null: null, undefined };
 
+const MAX_NESTING = 100;
+/** Evaluation recurses over the tree: a long operator chain is a deep tree too. */
+const MAX_TREE_DEPTH = 1_000;
+
+function children(node: Node): Node[] {
+  switch (node.kind) {
+    case 'member': return [node.object, node.key];
+    case 'unary': return [node.arg];
+    case 'binary': return [node.left, node.right];
+    case 'conditional': return [node.test, node.then, node.otherwise];
+    case 'filter': return [node.input, ...node.args];
+    default: return [];
+  }
+}
+
+/** Depth of the tree, without recursion (the tree may be deeper than the stack). */
+function treeDepth(root: Node): number {
+  let deepest = 0;
+  const stack: Array<[Node, number]> = [[root, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    for (const child of children(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 class ExpressionParser {
   private pos = 0;
+  private depth = 0;
   constructor(private readonly tokens: Token[], private readonly source: string) {}
 
   parse(): Node {
     const node = this.filtered();
+    if (treeDepth(node) > MAX_TREE_DEPTH) throw new SyntaxError(`the expression is more than ${MAX_TREE_DEPTH} operations deep`);
     if (this.pos < this.tokens.length) throw new SyntaxError(`unexpected "${this.tokens[this.pos].value}" in "${this.source}"`);
     return node;
   }
@@ -125,13 +160,23 @@ class ExpressionParser {
     return node;
   }
 
+  /** Parentheses, brackets, ternaries and unary operators recurse: their nesting is bounded. */
+  private nested<T>(read: () => T): T {
+    if (++this.depth > MAX_NESTING) throw new SyntaxError(`the expression nests more than ${MAX_NESTING} levels deep`);
+    try {
+      return read();
+    } finally {
+      this.depth--;
+    }
+  }
+
   private conditional(): Node {
     const test = this.binary(0);
     if (!this.peekOp(['?'])) return test;
     this.pos++;
-    const then = this.conditional();
+    const then = this.nested(() => this.conditional());
     this.expectOp(':');
-    return { kind: 'conditional', test, then, otherwise: this.conditional() };
+    return { kind: 'conditional', test, then, otherwise: this.nested(() => this.conditional()) };
   }
 
   private binary(level: number): Node {
@@ -148,7 +193,7 @@ class ExpressionParser {
     const op = this.peekOp(['-', '!', '+']);
     if (op) {
       this.pos++;
-      return { kind: 'unary', op: op as '-' | '!' | '+', arg: this.unary() };
+      return { kind: 'unary', op: op as '-' | '!' | '+', arg: this.nested(() => this.unary()) };
     }
     return this.members(this.primary());
   }
@@ -159,7 +204,7 @@ class ExpressionParser {
     if (token.type === 'num') return { kind: 'literal', value: Number(token.value) };
     if (token.type === 'str') return { kind: 'literal', value: token.value };
     if (token.type === 'op' && token.value === '(') {
-      const inner = this.filtered();
+      const inner = this.nested(() => this.filtered());
       this.expectOp(')');
       return inner;
     }
@@ -179,7 +224,7 @@ class ExpressionParser {
         node = { kind: 'member', object: node, key: { kind: 'literal', value: name.value } };
       } else if (this.peekOp(['['])) {
         this.pos++;
-        const key = this.filtered();
+        const key = this.nested(() => this.filtered());
         this.expectOp(']');
         node = { kind: 'member', object: node, key };
       } else if (this.peekOp(['('])) {

@@ -2,7 +2,7 @@ import angular from 'angular-expressions';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileExpression } from '../../../src/documents/annotate/expressions.js';
-import { FILTERS } from '../../../src/documents/annotate/filters.js';
+import { FILTERS, UnknownFilterError } from '../../../src/documents/annotate/filters.js';
 
 /**
  * Differential test of our expression interpreter against angular-expressions, the implementation
@@ -107,5 +107,34 @@ describe('expressions agree with angular-expressions', () => {
       }),
       { numRuns: 3000, seed: SEED },
     );
+  });
+});
+
+describe('expression size', () => {
+  it('a tag of hundreds of thousands of characters compiles (the tokenizer never copies the rest of the tag); depth is bounded', () => {
+    const wide = Array.from({ length: 80_000 }, (_, i) => (i % 2 ? '"a"' : '[1]')).join(', ');
+    expect(wide.length).toBeGreaterThan(300_000);
+    // Tokenized to the end, then refused for its shape, not for its size.
+    expect(() => compileExpression(wide)).toThrow(/unexpected character ","/);
+    const longChain = Array.from({ length: 80_000 }, () => 'a').join(' + ');
+    expect(() => compileExpression(longChain)).toThrow(/more than 1000 operations deep/);
+    expect(compileExpression(Array.from({ length: 900 }, () => 'a').join(' + '))({ a: 1 })).toBe(900);
+    expect(() => compileExpression(`${'('.repeat(20_000)}a${')'.repeat(20_000)}`)).toThrow(/nests more than 100 levels/);
+    expect(() => compileExpression(`${'-'.repeat(20_000)}a`)).toThrow(/nests more than 100 levels/);
+    expect(compileExpression(`${'('.repeat(90)}a${')'.repeat(90)}`)({ a: 3 })).toBe(3);
+  });
+
+  it('property: any generated expression either compiles and evaluates without throwing, or is a SyntaxError or an unknown filter', () => {
+    const piece = fc.constantFrom('a', 'obj.x', '1', '"s"', '(', ')', '[', ']', '+', '-', '!', '?', ':', '|', 'upper', '==', '&&', ' ');
+    fc.assert(fc.property(fc.array(piece, { maxLength: 400 }), (parts) => {
+      let run: ReturnType<typeof compileExpression>;
+      try {
+        run = compileExpression(parts.join(''));
+      } catch (error) {
+        expect(error instanceof SyntaxError || error instanceof UnknownFilterError, String(error)).toBe(true);
+        return;
+      }
+      run({ a: 1, obj: { x: 'y' } });
+    }), { numRuns: 2000, seed: SEED });
   });
 });
