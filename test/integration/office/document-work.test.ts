@@ -33,11 +33,15 @@ describe('only the work a document needs', () => {
       pool.convertToPdf(docx, { work, stages }),
       pool.convertToPdf(docx), // no work given: the bridge refreshes everything
     ]);
-    // Same pages with the same characters on each; pdftotext may order and break the lines of
-    // floating content differently from one LibreOffice layout to the next (seen on
-    // docx4j-headers_footers.docx), so each page's characters are compared as a sorted list.
-    const content = (pdf: Buffer) => pageTexts(pdf).map((page) => [...page.replace(/\s+/g, '')].sort().join(''));
-    expect(content(fast)).toEqual(content(full));
+    // Same number of pages and the same text. pdftotext orders floating content differently from one
+    // LibreOffice layout to the next, and on docx4j-headers_footers.docx a few lines move across a
+    // page break between two runs of the same path; so the text is compared as a sorted list of
+    // characters over the whole document, and the pages by count.
+    const pages = (pdf: Buffer) => pageTexts(pdf);
+    const content = (texts: string[]) => [...texts.join('').replace(/\s+/g, '')].sort().join('');
+    const [fastPages, fullPages] = [pages(fast), pages(full)];
+    expect(fastPages.length).toBe(fullPages.length);
+    expect(content(fastPages)).toEqual(content(fullPages));
     // What ran in LibreOffice is what the document needed.
     expect(stages.refresh === undefined).toBe(!work.fields && !work.indexes);
     expect(stages.load).toBeGreaterThan(0);
