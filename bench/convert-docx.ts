@@ -15,6 +15,7 @@
  *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,13 +121,107 @@ async function startService(): Promise<Service> {
   return { app, url: `http://127.0.0.1:${address.port}`, key };
 }
 
-async function convertViaHttp(service: Service, doc: Buffer): Promise<void> {
-  const form = new FormData();
-  form.append('file', new Blob([doc], { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }), 'input.docx');
-  const response = await fetch(`${service.url}/v1/convert?from=docx&to=pdf`, { method: 'POST', headers: { authorization: `Bearer ${service.key}` }, body: form });
-  const body = Buffer.from(await response.arrayBuffer());
-  if (!response.ok || body.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`HTTP ${response.status}: ${body.subarray(0, 200).toString()}`);
+/**
+ * The bench's client shares the 2 cores with the service and LibreOffice, so it is kept as light as
+ * bare-uno.py's loop: each document's multipart body is built once and sent over keep-alive
+ * sockets with node:http (fetch + FormData cost more CPU per request than the service's own HTTP).
+ */
+interface Upload {
+  body: Buffer;
+  contentType: string;
 }
+
+function multipartUpload(doc: Buffer): Upload {
+  const boundary = `docproc-bench-${Math.random().toString(16).slice(2)}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.docx"\r\n` +
+      'Content-Type: application/vnd.openxmlformats-officedocument.wordprocessingml.document\r\n\r\n',
+  );
+  return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+async function convertViaHttp(service: Service, upload: Upload): Promise<void> {
+  const { status, body } = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+    const request = http.request(`${service.url}/v1/convert?from=docx&to=pdf`, {
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${service.key}`, 'content-type': upload.contentType, 'content-length': upload.body.length },
+    });
+    request.once('error', reject);
+    request.once('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('error', reject);
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+    });
+    request.end(upload.body);
+  });
+  if (status !== 200 || body.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`HTTP ${status}: ${body.subarray(0, 200).toString()}`);
+}
+
+/** CPU time (ms) the whole machine has spent busy so far, from /proc/stat (user+nice+system+irq+softirq+steal). */
+async function machineBusyMs(): Promise<number> {
+  const [, ...fields] = (await readFile('/proc/stat', 'latin1')).split('\n', 1)[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** CPU ms per command name over every live process (/proc/PID/stat: comm, utime, stime), for the breakdown. */
+async function cpuByCommand(): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  const { readdir } = await import('node:fs/promises');
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    totals.set(comm, (totals.get(comm) ?? 0) + ms);
+  }
+  return totals;
+}
+
+function commandDelta(before: Map<string, number>, after: Map<string, number>, docs: number): string {
+  return [...after]
+    .map(([comm, ms]) => [comm, (ms - (before.get(comm) ?? 0)) / docs] as const)
+    .filter(([, ms]) => ms >= 0.2)
+    .sort((a, b) => b[1] - a[1])
+    .map(([comm, ms]) => `${comm} ${fmt(ms, 1)}`)
+    .join(', ');
+}
+
+/** CPU ms per thread name of this process (main thread, Piscina workers, libuv pool, V8 helpers). */
+async function cpuByThread(): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  const { readdir } = await import('node:fs/promises');
+  for (const tid of await readdir('/proc/self/task')) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/self/task/${tid}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    const close = stat.lastIndexOf(')');
+    const name = tid === String(process.pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, close)}#${tid}`;
+    const fields = stat.slice(close + 2).split(' ');
+    totals.set(name, (totals.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+  }
+  return totals;
+}
+
+/** CPU ms of this process (the service with its worker threads, and the bench's light client). */
+const processCpuMs = (): number => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
 
 /** Sum and count per stage of the service's stage histogram (empty when the service has none). */
 async function stageTotals(service: Service): Promise<Map<string, { sum: number; count: number }>> {
@@ -164,13 +259,15 @@ async function main(): Promise<void> {
 
     for (let i = 0; i < SIZE; i++) bare.push(await BareOffice.start(await mkdtemp(path.join(workDir, 'bare-')), inputs));
     service = await startService();
-    for (const doc of docs) for (let i = 0; i < SIZE; i++) await convertViaHttp(service, doc); // warm every pool process
+    const uploads = docs.map(multipartUpload);
+    for (const upload of uploads) for (let i = 0; i < SIZE; i++) await convertViaHttp(service, upload); // warm every pool process
 
     const throughputRatios: number[] = [];
     const addedLatency: number[][] = docs.map(() => []);
     const bareLatency: number[][] = docs.map(() => []);
     const serviceLatency: number[][] = docs.map(() => []);
     const stageMeans = new Map<string, number[]>();
+    const cpuPerDoc = { bare: [] as number[], service: [] as number[], node: [] as number[] };
     for (let round = 1; round <= ROUNDS; round++) {
       // One at a time, paired: bare (process 0) then the service on the same document, alternating,
       // so a burst of load from elsewhere hits both sides of a pair.
@@ -178,10 +275,10 @@ async function main(): Promise<void> {
       const latencies: number[][] = docs.map(() => []);
       const ours: number[][] = docs.map(() => []);
       for (let r = 0; r < LATENCY_ROUNDS; r++) {
-        for (const [i, doc] of docs.entries()) {
+        for (const [i, upload] of uploads.entries()) {
           latencies[i]!.push((await bare[0]!.ask<{ ms: number }>({ op: 'one', input: i })).ms);
           const t0 = performance.now();
-          await convertViaHttp(service, doc);
+          await convertViaHttp(service, upload);
           ours[i]!.push(performance.now() - t0);
         }
       }
@@ -198,19 +295,32 @@ async function main(): Promise<void> {
       }
 
       // Throughput: SIZE bare processes in parallel, then the service at CONCURRENCY.
+      const bareBusyBefore = await machineBusyMs();
+      const bareCommands = await cpuByCommand();
       const loops = await Promise.all(bare.map((b) => b.ask<{ docs: number; seconds: number }>({ op: 'loop', seconds: SECONDS })));
       const bareRate = loops.reduce((sum, l) => sum + l.docs / l.seconds, 0);
+      const bareDocs = loops.reduce((sum, l) => sum + l.docs, 0);
+      cpuPerDoc.bare.push(((await machineBusyMs()) - bareBusyBefore) / bareDocs);
+      const bareBreakdown = commandDelta(bareCommands, await cpuByCommand(), bareDocs);
+      const serviceCommands = await cpuByCommand();
+      const serviceThreads = await cpuByThread();
+      const serviceBusyBefore = await machineBusyMs();
+      const nodeBefore = processCpuMs();
       let next = 0;
       let done = 0;
       const started = performance.now();
       const deadline = started + SECONDS * 1000;
       await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
         while (performance.now() < deadline) {
-          await convertViaHttp(service!, docs[next++ % docs.length]!);
+          await convertViaHttp(service!, uploads[next++ % uploads.length]!);
           done++;
         }
       }));
       const serviceRate = done / ((performance.now() - started) / 1000);
+      cpuPerDoc.service.push(((await machineBusyMs()) - serviceBusyBefore) / done);
+      cpuPerDoc.node.push((processCpuMs() - nodeBefore) / done);
+      console.log(`  CPU ms per document by command — bare: ${bareBreakdown}; service: ${commandDelta(serviceCommands, await cpuByCommand(), done)}`);
+      console.log(`  CPU ms per document by thread of this process: ${commandDelta(serviceThreads, await cpuByThread(), done)}`);
       throughputRatios.push(serviceRate / bareRate);
       console.log(
         `round ${round}: bare ${fmt(bareRate, 2)} docs/s, service ${fmt(serviceRate, 2)} docs/s (ratio ${fmt(serviceRate / bareRate, 2)}); ` +
@@ -226,6 +336,10 @@ async function main(): Promise<void> {
       console.log('\nStages, mean ms per request over the one-at-a-time runs (median over rounds):');
       for (const [stage, means] of stageMeans) console.log(`  ${stage.padEnd(12)} ${fmt(median(means), 1).padStart(7)}`);
     }
+    console.log(
+      `\nCPU per document in the throughput runs (median over rounds, whole machine from /proc/stat): bare ${fmt(median(cpuPerDoc.bare), 1)} ms, ` +
+        `service ${fmt(median(cpuPerDoc.service), 1)} ms, of which this Node process (service, workers, bench client) ${fmt(median(cpuPerDoc.node), 1)} ms`,
+    );
     const sorted = [...throughputRatios].sort((a, b) => a - b);
     console.log(`\nRatios (median of ${ROUNDS} rounds; shared, noisy machine: min..max shown):`);
     console.log(`  throughput, concurrency ${CONCURRENCY}, pool ${SIZE} / ${SIZE} bare warm-UNO processes: ${fmt(median(throughputRatios), 2)} (${fmt(sorted[0]!, 2)}..${fmt(sorted.at(-1)!, 2)}; target >= 0.9)`);

@@ -214,7 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
       poolSize: readInt(env, 'OFFICE_POOL_SIZE', cpus, 1, 64),
       maxQueue: readInt(env, 'OFFICE_MAX_QUEUE', 32, 0, 10_000),
       convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),
-      maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 200, 1),
+      maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 1000, 1),
       maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 64) * 1024 * 1024,
     },
     urlInputs: {

@@ -1,4 +1,4 @@
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 import { AppError, ErrorCode, invalidFile, unprocessable } from '../errors/app-error.js';
 
 /**
@@ -25,6 +25,26 @@ export interface ZipEntryInfo {
   uncompressedSize: number;
 }
 
+/**
+ * An entry as the guard measured it, enough to read it again without another ZIP reader: where its
+ * stored bytes are, how they are compressed, and the CRC-32 of what they really inflate to.
+ */
+export interface ZipEntry extends ZipEntryInfo {
+  /** 0 stored, 8 deflated (nothing else passes the guard). */
+  method: 0 | 8;
+  /** Offset of the stored (compressed) bytes in the archive. */
+  dataOffset: number;
+  /** CRC-32 of the inflated bytes, computed (a crafted header's CRC is not trusted). */
+  checksum: number;
+  /** The inflated bytes, when the caller asked to keep them (InspectOptions.keep). */
+  data?: Buffer;
+}
+
+export interface InspectOptions {
+  /** Entries whose inflated bytes are kept on the result, saving a second inflation by the reader. */
+  keep?: (name: string) => boolean;
+}
+
 const EOCD_SIGNATURE = 0x06054b50;
 const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
@@ -42,20 +62,26 @@ function findEndOfCentralDirectory(buf: Buffer): number {
   return -1;
 }
 
-function inflatedSize(buf: Buffer, localOffset: number, method: number, compressedSize: number, cap: number): number {
+interface Inflated {
+  dataOffset: number;
+  data: Buffer;
+}
+
+/** Really inflates one entry, up to `cap` bytes; throws the guard's 4xx AppErrors. */
+function inflateEntry(buf: Buffer, localOffset: number, method: number, compressedSize: number, cap: number): Inflated {
   if (localOffset + 30 > buf.length || buf.readUInt32LE(localOffset) !== LOCAL_SIGNATURE) {
     throw invalidFile('The file is not a valid ZIP archive (broken local header).');
   }
   const nameLength = buf.readUInt16LE(localOffset + 26);
   const extraLength = buf.readUInt16LE(localOffset + 28);
-  const start = localOffset + 30 + nameLength + extraLength;
-  const end = start + compressedSize;
+  const dataOffset = localOffset + 30 + nameLength + extraLength;
+  const end = dataOffset + compressedSize;
   if (end > buf.length) throw invalidFile('The file is not a valid ZIP archive (truncated entry).');
-  const data = buf.subarray(start, end);
-  if (method === 0) return data.length;
+  const stored = buf.subarray(dataOffset, end);
+  if (method === 0) return { dataOffset, data: stored };
   if (method !== 8) throw invalidFile(`The archive uses an unsupported compression method (${method}).`);
   try {
-    return inflateRawSync(data, { maxOutputLength: Math.max(1, cap) }).length;
+    return { dataOffset, data: inflateRawSync(stored, { maxOutputLength: Math.max(1, cap) }) };
   } catch (err) {
     if (err instanceof RangeError || (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       throw zipBomb('its uncompressed size exceeds the limit');
@@ -64,8 +90,15 @@ function inflatedSize(buf: Buffer, localOffset: number, method: number, compress
   }
 }
 
+/** The inflated bytes of an entry inspectZip accepted (a view for stored entries). */
+export function readZipEntry(buf: Buffer, entry: ZipEntry): Buffer {
+  if (entry.data) return entry.data;
+  const stored = buf.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  return entry.method === 0 ? stored : inflateRawSync(stored, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
+}
+
 /** Lists and measures every entry; throws a 4xx AppError on anything malformed or oversized. */
-export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipEntryInfo[] {
+export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, options: InspectOptions = {}): ZipEntry[] {
   if (buf.length < 22) throw invalidFile('The file is too short to be a ZIP-based document.');
   const eocd = findEndOfCentralDirectory(buf);
   if (eocd < 0) throw invalidFile('The file is not a valid ZIP archive (no central directory).');
@@ -73,7 +106,7 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
   const directoryOffset = buf.readUInt32LE(eocd + 16);
   if (entryCount > limits.maxEntries) throw zipBomb(`${entryCount} entries (limit ${limits.maxEntries})`);
 
-  const entries: ZipEntryInfo[] = [];
+  const entries: ZipEntry[] = [];
   let total = 0;
   let offset = directoryOffset;
   for (let i = 0; i < entryCount; i++) {
@@ -93,7 +126,8 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
       throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The archive is encrypted; send the document without a password.');
     }
     const remaining = limits.maxTotalUncompressedBytes - total;
-    const size = inflatedSize(buf, localOffset, method, compressedSize, remaining + 1);
+    const { dataOffset, data } = inflateEntry(buf, localOffset, method, compressedSize, remaining + 1);
+    const size = data.length;
     if (size > remaining) throw zipBomb('its uncompressed size exceeds the limit');
     // Readers trust the declared size (pizzip refuses the part, LibreOffice may read past it): a
     // mismatch is a damaged or crafted archive. 0xFFFFFFFF defers to a ZIP64 record.
@@ -101,7 +135,9 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
       throw invalidFile(`The file is not a valid ZIP archive (the entry ${JSON.stringify(name.slice(0, 100))} is not the size its header says).`);
     }
     total += size;
-    entries.push({ name, compressedSize, uncompressedSize: size });
+    const entry: ZipEntry = { name, compressedSize, uncompressedSize: size, method: method as 0 | 8, dataOffset, checksum: crc32(data) >>> 0 };
+    if (options.keep?.(name)) entry.data = data;
+    entries.push(entry);
     offset += 46 + nameLength + extraLength + commentLength;
   }
   const compressedTotal = entries.reduce((sum, e) => sum + e.compressedSize, 0);
@@ -121,7 +157,7 @@ function isEncryptedOoxml(buf: Buffer): boolean {
  * Checks that `buf` is a DOCX we are willing to process and returns its entry list.
  * Password-protected files (OLE containers) and legacy .doc are told apart for the caller.
  */
-export function assertDocx(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipEntryInfo[] {
+export function assertDocx(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, options: InspectOptions = {}): ZipEntry[] {
   if (buf.subarray(0, 8).equals(OLE_MAGIC)) {
     if (isEncryptedOoxml(buf)) {
       throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
@@ -131,7 +167,7 @@ export function assertDocx(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS):
   if (buf.length < 4 || buf.readUInt32LE(0) !== LOCAL_SIGNATURE) {
     throw invalidFile('The file is not a DOCX document (it is not a ZIP package).');
   }
-  const entries = inspectZip(buf, limits);
+  const entries = inspectZip(buf, limits, options);
   const names = new Set(entries.map((e) => e.name));
   if (!names.has('[Content_Types].xml') || !names.has('word/document.xml')) {
     throw invalidFile('The file is a ZIP archive but not a DOCX document (word/document.xml is missing).');

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
@@ -107,7 +107,7 @@ interface QueuedJob {
 
 const DEFAULTS = {
   timeoutMs: 60_000,
-  maxJobsPerProcess: 200,
+  maxJobsPerProcess: 1000,
   maxRssBytes: 1024 * 1024 * 1024,
   startTimeoutMs: 60_000,
   maxBackoffMs: 30_000,
@@ -138,6 +138,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private readonly claimed = new Set<Slot>();
   private closed = false;
   private restarts = 0;
+  /** Processes whose job directory exists and is empty (see jobDirectory). */
+  private readonly emptyJobDirectories = new WeakSet<OfficeProcess>();
   private jobsDone = 0;
   private averageJobMs = 1_000;
   private readonly backoffTimers = new Set<NodeJS.Timeout>();
@@ -226,9 +228,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       // Inside the process's own work directory: the jail shows it this job's files and nothing else.
       // One job at a time per process, so a fixed name: the document's path (which FILENAME \p
       // prints) is the same neutral /document/job/input.docx for every caller.
-      jobDir = path.join(slot.process!.jobsDirectory!, 'job');
-      await rm(jobDir, { recursive: true, force: true });
-      await mkdir(jobDir, { mode: 0o700 });
+      jobDir = await this.jobDirectory(slot.process!);
       const pdf = await this.runInSlot(slot, jobDir, input, options);
       outcome = 'ok';
       return pdf;
@@ -236,12 +236,37 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      if (jobDir) await rm(jobDir, { recursive: true, force: true });
+      if (jobDir) await this.emptyJobDirectory(slot.process!, jobDir);
       const durationMs = Date.now() - startedAt;
       this.jobsDone++;
       this.averageJobMs = this.averageJobMs * 0.9 + durationMs * 0.1;
       this.emit('job', { outcome, durationMs, queuedMs });
       this.release(slot);
+    }
+  }
+
+  /**
+   * The process's job directory, made once and emptied after every job (the caller's files are gone
+   * before the answer); made anew when emptying it failed.
+   */
+  private async jobDirectory(office: OfficeProcess): Promise<string> {
+    const jobDir = path.join(office.jobsDirectory!, 'job');
+    if (!this.emptyJobDirectories.has(office)) {
+      await rm(jobDir, { recursive: true, force: true });
+      await mkdir(jobDir, { mode: 0o700 });
+      this.emptyJobDirectories.add(office);
+    }
+    this.emptyJobDirectories.delete(office);
+    return jobDir;
+  }
+
+  private async emptyJobDirectory(office: OfficeProcess, jobDir: string): Promise<void> {
+    try {
+      // The input, the PDF, and whatever LibreOffice left beside them (a lock file when it edited).
+      await Promise.all((await readdir(jobDir)).map((name) => rm(path.join(jobDir, name), { recursive: true, force: true })));
+      this.emptyJobDirectories.add(office);
+    } catch {
+      await rm(jobDir, { recursive: true, force: true });
     }
   }
 

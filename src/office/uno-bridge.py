@@ -161,26 +161,44 @@ def connect(soffice, profile_url, pipe_name):
     raise RuntimeError("soffice did not accept a UNO connection in time")
 
 
+def office_pids(launcher_pid):
+    """The launcher and its children (oosplash, soffice.bin): one scan of /proc."""
+    pids = [launcher_pid]
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2:].split(" ", 2)[1]) == launcher_pid:
+            pids.append(int(entry))
+    return pids
+
+
+OFFICE_PIDS = []
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
 def office_rss(launcher_pid):
-    """Resident memory of soffice.bin (the launcher's child), in bytes; 0 when unknown."""
-    total = 0
-    try:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
+    """Resident memory of the office processes, in bytes; 0 when unknown. Asked after every job, so
+    the processes are found once and then only their statm is read (found again if one is gone)."""
+    for attempt in range(2):
+        if not OFFICE_PIDS:
             try:
-                with open("/proc/%s/status" % entry) as f:
-                    status = f.read()
+                OFFICE_PIDS.extend(office_pids(launcher_pid))
             except OSError:
-                continue
-            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-            ppid = int(fields.get("PPid", "0").strip())
-            if ppid == launcher_pid or int(entry) == launcher_pid:
-                rss = fields.get("VmRSS", "0 kB").strip().split()[0]
-                total += int(rss) * 1024
-    except OSError:
-        return 0
-    return total
+                return 0
+        total = 0
+        try:
+            for pid in OFFICE_PIDS:
+                with open("/proc/%d/statm" % pid) as f:
+                    total += int(f.read().split()[1]) * PAGE_SIZE
+            return total
+        except (OSError, ValueError, IndexError):
+            del OFFICE_PIDS[:]
+    return 0
 
 
 class JobFailure(Exception):

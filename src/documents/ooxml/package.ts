@@ -1,8 +1,7 @@
 import type { Document } from '@xmldom/xmldom';
-import PizZip from 'pizzip';
 import { invalidFile } from '../../errors/app-error.js';
-import { assertDocx } from '../../inputs/zip.js';
-import { writeZip } from '../model/zip-writer.js';
+import { assertDocx, readZipEntry, type ZipEntry } from '../../inputs/zip.js';
+import { writeZip, type CompressedPart, type ZipPart } from '../model/zip-writer.js';
 import { CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, XML_DECLARATION } from './constants.js';
 import { childElements, parseXmlPart, serializeXml } from './xml.js';
 
@@ -33,9 +32,16 @@ export interface OpenOptions {
 interface StoredPart {
   /** ZIP item name, as stored (the part name without its leading slash). */
   name: string;
+  /** Where the part is in the source archive; absent for parts added since. */
+  entry?: ZipEntry;
   /** Set once read from the ZIP or replaced. */
   bytes?: Uint8Array;
+  /** Replaced or added since the package was opened (written anew; untouched parts are copied as stored). */
+  changed?: boolean;
 }
+
+/** XML-like parts are read by nearly every caller, so the guard's inflation of them is kept; media is read on demand. */
+const KEEP_INFLATED = /\.(?:xml|rels)$/i;
 
 interface ContentTypes {
   doc?: Document;
@@ -108,25 +114,24 @@ export class OpcPackage {
   private contentTypesCache?: ContentTypes;
 
   private constructor(
-    private readonly zip: PizZip,
+    private readonly source: Buffer,
+    entries: ZipEntry[],
     private readonly tolerant: boolean,
   ) {
-    for (const entry of Object.values(zip.files)) {
-      if (!entry.dir) this.parts.set(partKey(entry.name), { name: entry.name });
+    for (const entry of entries) {
+      if (!entry.name.endsWith('/')) this.parts.set(partKey(entry.name), { name: entry.name, entry });
     }
   }
 
-  /** Throws AppError INVALID_FILE_FORMAT / ENCRYPTED_DOCUMENT / zip-bomb refusals from assertDocx. */
+  /**
+   * Throws AppError INVALID_FILE_FORMAT / ENCRYPTED_DOCUMENT / zip-bomb refusals from assertDocx. The
+   * guard inflates every entry to measure it; the package reads parts from what it measured, so each
+   * part is inflated once, natively.
+   */
   static open(data: Uint8Array, options: OpenOptions = {}): OpcPackage {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    assertDocx(buf);
-    let zip: PizZip;
-    try {
-      zip = new PizZip(buf);
-    } catch {
-      throw invalidFile('The DOCX is not a readable ZIP package.');
-    }
-    return new OpcPackage(zip, options.tolerant ?? false);
+    const entries = assertDocx(buf, undefined, { keep: (name) => KEEP_INFLATED.test(name) });
+    return new OpcPackage(buf, entries, options.tolerant ?? false);
   }
 
   /** Every part name in package order, except the [Content_Types].xml stream (not a part). */
@@ -148,7 +153,10 @@ export class OpcPackage {
   bytes(partName: string): Uint8Array | undefined {
     const part = this.parts.get(partKey(partName));
     if (!part) return undefined;
-    part.bytes ??= this.zip.file(part.name)!.asUint8Array();
+    if (!part.bytes) {
+      const bytes = readZipEntry(this.source, part.entry!);
+      part.bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
     return part.bytes;
   }
 
@@ -156,7 +164,7 @@ export class OpcPackage {
   text(partName: string): string {
     const bytes = this.bytes(partName);
     if (!bytes) throw invalidFile(`The DOCX has no ${partName.replace(/^\//, '')} part.`);
-    return Buffer.from(bytes).toString('utf8');
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }
 
   /** Throws AppError INVALID_FILE_FORMAT when the part is missing, 422 UNPROCESSABLE_DOCUMENT when it is not well-formed. */
@@ -170,8 +178,8 @@ export class OpcPackage {
   setBytes(partName: string, bytes: Uint8Array): void {
     const key = partKey(partName);
     const existing = this.parts.get(key);
-    if (existing) existing.bytes = bytes;
-    else this.parts.set(key, { name: partName.replace(/^\//, ''), bytes });
+    if (existing) Object.assign(existing, { bytes, changed: true });
+    else this.parts.set(key, { name: partName.replace(/^\//, ''), bytes, changed: true });
     if (key === partKey(CONTENT_TYPES_PART)) this.contentTypesCache = undefined;
   }
 
@@ -258,14 +266,29 @@ export class OpcPackage {
     this.setXml(relsPart, doc);
   }
 
-  /** Deflated ZIP (native zlib); part order is kept, with [Content_Types].xml first as OPC readers expect. */
+  /**
+   * Deflated ZIP (native zlib); part order is kept, with [Content_Types].xml first as OPC readers
+   * expect. Parts never replaced are copied as they were stored (with the CRC of their real bytes).
+   */
   write(): Buffer {
     const contentTypes = this.canonicalName(CONTENT_TYPES_PART);
     const names = [...(contentTypes ? [contentTypes] : []), ...this.partNames()];
-    return writeZip(names.map((partName) => {
-      const bytes = this.bytes(partName)!;
-      return { name: partName.slice(1), data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
-    }));
+    return writeZip(names.map((partName) => this.zipPart(this.parts.get(partKey(partName))!)));
+  }
+
+  private zipPart(part: StoredPart): ZipPart | CompressedPart {
+    const { entry } = part;
+    if (entry && !part.changed) {
+      return {
+        name: Buffer.from(part.name, 'utf8'),
+        method: entry.method,
+        checksum: entry.checksum,
+        size: entry.uncompressedSize,
+        payload: this.source.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize),
+      };
+    }
+    const bytes = part.bytes!;
+    return { name: part.name, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
   }
 
   private readXml(partName: string, bytes: Uint8Array): Document | undefined {

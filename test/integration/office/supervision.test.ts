@@ -169,7 +169,7 @@ describe('office pool supervision', () => {
     const brokenErr = await errorOf(convertDocxToPdf(pool, broken.generate({ type: 'nodebuffer' })));
     expect([422, 502]).toContain(brokenErr.status);
     // A process replaced after a failure takes its work directory (job area included) with it.
-    const emptyOrGone = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0;
+    const emptyOrGone = (dir: string) => !existsSync(dir) || readdirSync(dir, { recursive: true, withFileTypes: true }).every((e) => e.isDirectory());
     for (const dir of [jobs, ...pool.jobDirectories()]) expect(emptyOrGone(dir), dir).toBe(true);
     const beforeTimeout = pool.jobDirectories();
     expect((await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }))).status).toBe(504);
@@ -229,7 +229,7 @@ describe('office pool supervision', () => {
     // the next start sweeps (owner pid gone; see the sweep test below).
     for (const dir of jobs) {
       if (signal === 'SIGKILL') {
-        await waitFor(() => !existsSync(dir) || readdirSync(dir).length === 0, 5_000);
+        await waitFor(() => !existsSync(dir) || readdirSync(dir, { recursive: true, withFileTypes: true }).every((e) => e.isDirectory()), 5_000);
         await sweepLeftovers();
       }
       expect(existsSync(path.dirname(dir))).toBe(false);

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
@@ -12,6 +16,7 @@ import {
   resolvePartName,
   sourceOfRelationshipsPart,
 } from '../../../src/documents/ooxml/package.js';
+import { CORPUS_DIR } from '../../support/corpus.js';
 import { decodeXmlBytes, descendants, parseXml, parseXmlPart, XmlSyntaxError } from '../../../src/documents/ooxml/xml.js';
 
 const CONTENT_TYPES =
@@ -170,6 +175,59 @@ describe('OpcPackage: writing', () => {
     expect(out.file('word/document.xml')!.asText()).toBe('<w:document xmlns:w="urn:w"><w:body/></w:document>');
     expect(out.file('docproc/audit.json')!.asText()).toBe('{}');
     expect(OpcPackage.open(pkg.write()).partNames()).toEqual(['/word/document.xml', '/_rels/.rels', '/docproc/audit.json']);
+  });
+});
+
+describe('OpcPackage: reading and copying parts as stored', () => {
+  const corpusDocx = readdirSync(path.join(CORPUS_DIR, 'docx')).filter((f) => f.endsWith('.docx')).map((f) => path.join(CORPUS_DIR, 'docx', f));
+
+  it('reads every part of every corpus DOCX exactly as pizzip does, and writes a package Info-ZIP tests clean with the same bytes', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'docproc-opc-'));
+    try {
+      for (const file of corpusDocx) {
+        const input = readFileSync(file);
+        let pkg: OpcPackage;
+        try {
+          pkg = OpcPackage.open(input, { tolerant: true });
+        } catch (err) {
+          expect(err, file).toBeInstanceOf(AppError); // a damaged corpus file is refused, never half-read
+          continue;
+        }
+        const reference = new PizZip(input);
+        const names = Object.values(reference.files).filter((f) => !f.dir).map((f) => f.name);
+        expect(pkg.partNames().length + (pkg.has('/[Content_Types].xml') ? 1 : 0), file).toBe(new Set(names.map((n) => n.toLowerCase())).size);
+        for (const name of names) expect(Buffer.from(pkg.bytes('/' + name)!).equals(Buffer.from(reference.file(name)!.asUint8Array())), `${file} ${name}`).toBe(true);
+
+        pkg.setText('/word/document.xml', pkg.text('/word/document.xml'));
+        const out = path.join(dir, 'out.docx');
+        writeFileSync(out, pkg.write());
+        expect(execFileSync('unzip', ['-tqq', out], { encoding: 'utf8' }), file).toBe('');
+        const rewritten = new PizZip(readFileSync(out));
+        for (const name of names) expect(Buffer.from(rewritten.file(name)!.asUint8Array()).equals(Buffer.from(pkg.bytes('/' + name)!)), `${file} ${name}`).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes the CRC of the real bytes when a part it copies as stored had a wrong CRC in its headers', () => {
+    const input = Buffer.from(sample({ 'word/media/image1.png': new Uint8Array([1, 2, 3, 4, 5]) }));
+    const name = Buffer.from('word/media/image1.png');
+    for (let at = input.indexOf(name); at >= 0; at = input.indexOf(name, at + 1)) {
+      const header = input.readUInt32LE(at - 30) === 0x04034b50 ? at - 30 + 14 : input.readUInt32LE(at - 46) === 0x02014b50 ? at - 46 + 16 : -1;
+      if (header >= 0) input.writeUInt32LE(0xdeadbeef, header);
+    }
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'docproc-opc-'));
+    try {
+      writeFileSync(path.join(dir, 'in.docx'), input);
+      expect(() => execFileSync('unzip', ['-tqq', path.join(dir, 'in.docx')], { stdio: 'pipe' })).toThrow();
+      const pkg = OpcPackage.open(input);
+      expect([...pkg.bytes('/word/media/image1.png')!]).toEqual([1, 2, 3, 4, 5]);
+      writeFileSync(path.join(dir, 'out.docx'), pkg.write());
+      expect(execFileSync('unzip', ['-tqq', path.join(dir, 'out.docx')], { encoding: 'utf8' })).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
