@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
@@ -7,20 +9,22 @@ import { AppError, ErrorCode, callerGone, serviceBusy, unprocessable } from '../
 import type { DocumentWork, FailureKind, TrackedChangesMode } from './bridge-protocol.js';
 import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
+import { instanceRoot } from '../temp/instance-root.js';
 import { OfficeCrashError, OfficeProcess, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
 
 /**
  * A pool of warm LibreOffice processes with supervision: per-job deadline, replacement of dead
  * or timed-out processes, recycling after N jobs or too much memory, a bounded queue, and
- * start-up retries with back-off. Every job gets a private temp directory that is removed
- * whatever happens.
+ * start-up retries with back-off. Each process has one job directory, emptied after every job
+ * whatever happens; inputs waiting for a process and PDFs being read back live in the instance root
+ * (outside the jail) and are removed on every path.
  */
 export interface OfficePoolOptions {
   /** Number of office processes (default: number of CPUs). */
   size?: number;
   /** Per-job deadline in ms; past it the process is killed and replaced (default 60000). */
   timeoutMs?: number;
-  /** Recycle a process after this many jobs (default 200). */
+  /** Recycle a process after this many jobs (default 1000; a cold start costs ~1 s of one slot). */
   maxJobsPerProcess?: number;
   /** Recycle a process whose soffice RSS passes this (default 1 GiB). */
   maxRssBytes?: number;
@@ -116,6 +120,24 @@ const DEFAULTS = {
 };
 
 const PDF_MAGIC = Buffer.from('%PDF-');
+
+/** A caller's document written into the instance root, waiting to be moved into a job directory. */
+interface StagedFile {
+  path: string;
+  moved: boolean;
+}
+
+async function stageFile(data: Buffer, extension: string, stages?: ConversionStages): Promise<StagedFile> {
+  const staged = { path: path.join(instanceRoot(), `in-${randomUUID()}.${extension}`), moved: false };
+  await timed(stages, 'write', () => writeFile(staged.path, data, { mode: 0o600, flag: 'wx' }));
+  return staged;
+}
+
+/** Removes a staged input that never reached a job directory (also when writing it failed half-way). */
+async function discardStaged(staging: Promise<StagedFile>): Promise<void> {
+  const staged = await staging.catch(() => undefined);
+  if (staged && !staged.moved) await rm(staged.path, { force: true });
+}
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 /** The signal handlers of all pools, told apart from the application's own. */
 const SIGNAL_GUARDS = new WeakSet<(...args: never[]) => void>();
@@ -218,55 +240,100 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   async convertToPdf(input: Buffer, options: ConvertToPdfOptions = {}): Promise<Buffer> {
     if (this.closed) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
     const enqueuedAt = Date.now();
-    const slot = await this.acquire(enqueuedAt, options.job);
+    // The input is written beside the work directories while the job waits for a process, and the
+    // PDF is moved out of the job directory before it is read: a process never waits for our disk
+    // writes and reads, only for two renames.
+    const input$ = stageFile(input, options.inputExtension ?? 'docx', options.stages);
+    input$.catch(() => undefined); // awaited below; a failed write must not count as unhandled meanwhile
+    let slot: Slot;
+    try {
+      slot = await this.acquire(enqueuedAt, options.job);
+    } catch (err) {
+      await discardStaged(input$);
+      throw err;
+    }
     const queuedMs = Date.now() - enqueuedAt;
     if (options.stages) options.stages.queue = queuedMs;
     const startedAt = Date.now();
     let outcome: JobOutcome = 'failed';
-    let jobDir: string | undefined;
+    let output: string | undefined;
     try {
-      // Inside the process's own work directory: the jail shows it this job's files and nothing else.
-      // One job at a time per process, so a fixed name: the document's path (which FILENAME \p
-      // prints) is the same neutral /document/job/input.docx for every caller.
-      jobDir = await this.jobDirectory(slot.process!);
-      const pdf = await this.runInSlot(slot, jobDir, input, options);
+      output = await this.runInSlot(slot, input$, options);
+      const pdf = await timed(options.stages, 'read', () => readFile(output!).catch(() => undefined));
+      // LibreOffice's word is not enough: the output must exist and be a PDF.
+      if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) throw conversionFailed();
       outcome = 'ok';
       return pdf;
     } catch (err) {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      if (jobDir) await this.emptyJobDirectory(slot.process!, jobDir);
+      if (output) await rm(output, { force: true });
+      await discardStaged(input$);
       const durationMs = Date.now() - startedAt;
       this.jobsDone++;
       this.averageJobMs = this.averageJobMs * 0.9 + durationMs * 0.1;
       this.emit('job', { outcome, durationMs, queuedMs });
+    }
+  }
+
+  /**
+   * Runs one job on the slot's process and gives the slot back as soon as the process is done: the
+   * staged input is renamed into the job directory, and the PDF renamed out of it into the instance
+   * root (which the jail does not show) before the directory is emptied for the next job.
+   * Returns the PDF's path; the caller reads and removes it.
+   */
+  private async runInSlot(slot: Slot, input$: Promise<StagedFile>, options: ConvertToPdfOptions): Promise<string> {
+    const office = slot.process!;
+    let jobDir: string | undefined;
+    try {
+      const input = await input$;
+      // Inside the process's own work directory: the jail shows it this job's files and nothing else.
+      // One job at a time per process, so a fixed name: the document's path (which FILENAME \p
+      // prints) is the same neutral /document/job/input.docx for every caller.
+      jobDir = this.jobDirectory(office);
+      const inputPath = path.join(jobDir, `input.${options.inputExtension ?? 'docx'}`);
+      const outputPath = path.join(jobDir, 'output.pdf');
+      renameSync(input.path, inputPath);
+      input.moved = true;
+      await this.runOffice(slot, office, inputPath, outputPath, options);
+      const kept = path.join(instanceRoot(), `out-${randomUUID()}.pdf`);
+      try {
+        renameSync(outputPath, kept);
+      } catch {
+        throw conversionFailed(); // no output at all
+      }
+      return kept;
+    } finally {
+      if (jobDir) this.emptyJobDirectory(office, jobDir);
       this.release(slot);
     }
   }
 
   /**
    * The process's job directory, made once and emptied after every job (the caller's files are gone
-   * before the answer); made anew when emptying it failed.
+   * before the answer); made anew when emptying it failed. Synchronous: a handful of metadata calls
+   * on a directory of two or three files, cheaper than the thread-pool round trips they would take.
    */
-  private async jobDirectory(office: OfficeProcess): Promise<string> {
+  private jobDirectory(office: OfficeProcess): string {
     const jobDir = path.join(office.jobsDirectory!, 'job');
     if (!this.emptyJobDirectories.has(office)) {
-      await rm(jobDir, { recursive: true, force: true });
-      await mkdir(jobDir, { mode: 0o700 });
+      rmSync(jobDir, { recursive: true, force: true });
+      mkdirSync(jobDir, { mode: 0o700 });
       this.emptyJobDirectories.add(office);
     }
     this.emptyJobDirectories.delete(office);
     return jobDir;
   }
 
-  private async emptyJobDirectory(office: OfficeProcess, jobDir: string): Promise<void> {
+  private emptyJobDirectory(office: OfficeProcess, jobDir: string): void {
     try {
-      // The input, the PDF, and whatever LibreOffice left beside them (a lock file when it edited).
-      await Promise.all((await readdir(jobDir)).map((name) => rm(path.join(jobDir, name), { recursive: true, force: true })));
+      // The input, and whatever LibreOffice left beside it (a lock file when it edited, a PDF it
+      // wrote before failing).
+      for (const name of readdirSync(jobDir)) rmSync(path.join(jobDir, name), { recursive: true, force: true });
       this.emptyJobDirectories.add(office);
     } catch {
-      await rm(jobDir, { recursive: true, force: true });
+      rmSync(jobDir, { recursive: true, force: true });
     }
   }
 
@@ -306,12 +373,8 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     return this.slots.filter((s) => !s.starting && s.process?.alive).length;
   }
 
-  private async runInSlot(slot: Slot, jobDir: string, input: Buffer, options: ConvertToPdfOptions): Promise<Buffer> {
-    const office = slot.process!;
+  private async runOffice(slot: Slot, office: OfficeProcess, inputPath: string, outputPath: string, options: ConvertToPdfOptions): Promise<void> {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const inputPath = path.join(jobDir, `input.${options.inputExtension ?? 'docx'}`);
-    const outputPath = path.join(jobDir, 'output.pdf');
-    await timed(options.stages, 'write', () => writeFile(inputPath, input, { mode: 0o600 }));
     let result;
     try {
       result = await office.run(
@@ -340,12 +403,6 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     if (slot.jobsDone >= this.maxJobsPerProcess) this.replace(slot, office, 'max-jobs');
     else if (result.rss > this.maxRssBytes) this.replace(slot, office, 'max-rss');
     if (options.stages) Object.assign(options.stages, result.stages);
-    const pdf = await timed(options.stages, 'read', () => readFile(outputPath).catch(() => undefined));
-    // LibreOffice's word is not enough: the output must exist and be a PDF.
-    if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
-      throw conversionFailed();
-    }
-    return pdf;
   }
 
   private acquire(enqueuedAt: number, context?: JobContext): Promise<Slot> {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { JobEvent } from '../../../src/office/index.js';
@@ -6,6 +7,7 @@ import { issueTestKey, multipart } from '../../support/api-key.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
 import { corpusDocx } from './pdf-tools.js';
+import { instanceRoot } from '../../../src/temp/instance-root.js';
 
 /** ~150 pages of text: seconds of LibreOffice work on any machine. */
 const SLOW = buildDocx({ body: Array.from({ length: 3000 }, (_, i) => para(`Paragraph ${i} ${'lorem ipsum dolor sit amet '.repeat(8)}`)).join('') });
@@ -50,5 +52,7 @@ describe('abandoned conversions', () => {
     // Only the first conversion reached LibreOffice.
     expect(jobs.filter((j) => j.outcome === 'ok')).toHaveLength(1);
     expect(t.app.services.office!.stats().queued).toBe(0);
+    // Its input, written while it waited, went with it.
+    expect(readdirSync(instanceRoot()).filter((f) => /^(in|out)-/.test(f))).toEqual([]);
   }, 60_000);
 });

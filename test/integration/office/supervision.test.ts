@@ -7,6 +7,7 @@ import { convertDocxToPdf } from '../../../src/documents/docx-pdf/index.js';
 import { AppError } from '../../../src/errors/app-error.js';
 import { OfficePool, type RestartEvent } from '../../../src/office/index.js';
 import { sweepLeftovers } from '../../../src/office/office-process.js';
+import { instanceRoot } from '../../../src/temp/instance-root.js';
 import { corpusDocx, flatText, isPdf } from './pdf-tools.js';
 
 const SMALL = corpusDocx('pandoc-track_changes_insertion.docx');
@@ -174,6 +175,14 @@ describe('office pool supervision', () => {
     const beforeTimeout = pool.jobDirectories();
     expect((await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }))).status).toBe(504);
     for (const dir of [jobs, ...beforeTimeout, ...pool.jobDirectories()]) expect(emptyOrGone(dir), dir).toBe(true);
+    // Inputs staged while waiting and PDFs moved out of the job directory are gone too, also for
+    // jobs refused while queued.
+    const busy = newPool({ size: 1, maxQueue: 1 });
+    await busy.start();
+    const burst = await Promise.allSettled(Array.from({ length: 4 }, () => busy.convertToPdf(SMALL)));
+    expect(burst.map((r) => r.status)).toContain('rejected');
+    await busy.close();
+    expect(readdirSync(instanceRoot()).filter((f) => /^(in|out)-/.test(f))).toEqual([]);
     await pool.close();
     expect(existsSync(jobs)).toBe(false);
   });
