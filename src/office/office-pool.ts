@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
@@ -268,7 +268,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      if (output) await rm(output, { force: true });
+      if (output) await unlink(output).catch(() => undefined); // a plain file: rm would lstat it first
       await discardStaged(input$);
       const durationMs = Date.now() - startedAt;
       this.jobsDone++;
