@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
@@ -127,17 +127,41 @@ interface StagedFile {
   moved: boolean;
 }
 
+/**
+ * Files up to this size are written and read with synchronous calls: for them a thread-pool round
+ * trip (a wake-up and two context switches per call, on cores LibreOffice keeps busy) costs more
+ * than the copy itself, which stays well under a millisecond. Larger ones go through the pool.
+ */
+const SYNC_IO_MAX_BYTES = 1024 * 1024;
+
 async function stageFile(data: Buffer, extension: string, stages?: ConversionStages): Promise<StagedFile> {
   const staged = { path: path.join(instanceRoot(), `in-${randomUUID()}.${extension}`), moved: false };
-  await timed(stages, 'write', () => writeFile(staged.path, data, { mode: 0o600, flag: 'wx' }));
+  const options = { mode: 0o600, flag: 'wx' } as const;
+  await timed(stages, 'write', () => (data.length <= SYNC_IO_MAX_BYTES ? writeFileSync(staged.path, data, options) : writeFile(staged.path, data, options)));
   return staged;
+}
+
+/** The PDF LibreOffice wrote, or undefined when there is none. */
+async function readOutput(file: string): Promise<Buffer | undefined> {
+  const size = statSync(file, { throwIfNoEntry: false })?.size;
+  if (size === undefined) return undefined;
+  return size <= SYNC_IO_MAX_BYTES ? readFileSync(file) : readFile(file);
+}
+
+function removeFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
 }
 
 /** Removes a staged input that never reached a job directory (also when writing it failed half-way). */
 async function discardStaged(staging: Promise<StagedFile>): Promise<void> {
   const staged = await staging.catch(() => undefined);
-  if (staged && !staged.moved) await rm(staged.path, { force: true });
+  if (staged && !staged.moved) removeFile(staged.path);
 }
+
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 /** The signal handlers of all pools, told apart from the application's own. */
 const SIGNAL_GUARDS = new WeakSet<(...args: never[]) => void>();
@@ -259,7 +283,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     let output: string | undefined;
     try {
       output = await this.runInSlot(slot, input$, options);
-      const pdf = await timed(options.stages, 'read', () => readFile(output!).catch(() => undefined));
+      const pdf = await timed(options.stages, 'read', () => readOutput(output!).catch(() => undefined));
       // LibreOffice's word is not enough: the output must exist and be a PDF.
       if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) throw conversionFailed();
       outcome = 'ok';
@@ -268,7 +292,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      if (output) await unlink(output).catch(() => undefined); // a plain file: rm would lstat it first
+      if (output) removeFile(output);
       await discardStaged(input$);
       const durationMs = Date.now() - startedAt;
       this.jobsDone++;
@@ -330,7 +354,14 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     try {
       // The input, and whatever LibreOffice left beside it (a lock file when it edited, a PDF it
       // wrote before failing).
-      for (const name of readdirSync(jobDir)) rmSync(path.join(jobDir, name), { recursive: true, force: true });
+      for (const name of readdirSync(jobDir)) {
+        const entry = path.join(jobDir, name);
+        try {
+          unlinkSync(entry);
+        } catch {
+          rmSync(entry, { recursive: true, force: true }); // a directory
+        }
+      }
       this.emptyJobDirectories.add(office);
     } catch {
       rmSync(jobDir, { recursive: true, force: true });

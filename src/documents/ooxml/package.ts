@@ -40,8 +40,7 @@ interface StoredPart {
   changed?: boolean;
 }
 
-/** XML-like parts are read by nearly every caller, so the guard's inflation of them is kept; media is read on demand. */
-const KEEP_INFLATED = /\.(?:xml|rels)$/i;
+
 
 interface ContentTypes {
   doc?: Document;
@@ -130,7 +129,9 @@ export class OpcPackage {
    */
   static open(data: Uint8Array, options: OpenOptions = {}): OpcPackage {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    const entries = assertDocx(buf, undefined, { keep: (name) => KEEP_INFLATED.test(name) });
+    // Every part is kept as the guard inflated it: the scrub reads them all on the way to LibreOffice,
+    // and a part read on demand would be cached just the same (the guard bounds the total).
+    const entries = assertDocx(buf, undefined, { keep: () => true });
     return new OpcPackage(buf, entries, options.tolerant ?? false);
   }
 
