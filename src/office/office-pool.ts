@@ -44,6 +44,13 @@ export interface OfficePoolOptions {
   pythonPath?: string;
   /** Run each office process in the bubblewrap jail (default: whenever probeJail() says it works). */
   jail?: boolean;
+  /**
+   * Inputs and PDFs up to this size are written and read with synchronous calls (default 1 MiB; 0:
+   * always through the thread pool). For them a thread-pool round trip (a wake-up and two context
+   * switches per call, on cores LibreOffice keeps busy) costs more than the copy, which stays well
+   * under a millisecond.
+   */
+  syncIoMaxBytes?: number;
 }
 
 export interface ConvertToPdfOptions {
@@ -112,6 +119,7 @@ interface QueuedJob {
 const DEFAULTS = {
   timeoutMs: 60_000,
   maxJobsPerProcess: 1000,
+  syncIoMaxBytes: 1024 * 1024,
   maxRssBytes: 1024 * 1024 * 1024,
   startTimeoutMs: 60_000,
   maxBackoffMs: 30_000,
@@ -127,25 +135,18 @@ interface StagedFile {
   moved: boolean;
 }
 
-/**
- * Files up to this size are written and read with synchronous calls: for them a thread-pool round
- * trip (a wake-up and two context switches per call, on cores LibreOffice keeps busy) costs more
- * than the copy itself, which stays well under a millisecond. Larger ones go through the pool.
- */
-const SYNC_IO_MAX_BYTES = 1024 * 1024;
-
-async function stageFile(data: Buffer, extension: string, stages?: ConversionStages): Promise<StagedFile> {
+async function stageFile(data: Buffer, extension: string, syncMaxBytes: number, stages?: ConversionStages): Promise<StagedFile> {
   const staged = { path: path.join(instanceRoot(), `in-${randomUUID()}.${extension}`), moved: false };
   const options = { mode: 0o600, flag: 'wx' } as const;
-  await timed(stages, 'write', () => (data.length <= SYNC_IO_MAX_BYTES ? writeFileSync(staged.path, data, options) : writeFile(staged.path, data, options)));
+  await timed(stages, 'write', () => (data.length <= syncMaxBytes ? writeFileSync(staged.path, data, options) : writeFile(staged.path, data, options)));
   return staged;
 }
 
 /** The PDF LibreOffice wrote, or undefined when there is none. */
-async function readOutput(file: string): Promise<Buffer | undefined> {
+async function readOutput(file: string, syncMaxBytes: number): Promise<Buffer | undefined> {
   const size = statSync(file, { throwIfNoEntry: false })?.size;
   if (size === undefined) return undefined;
-  return size <= SYNC_IO_MAX_BYTES ? readFileSync(file) : readFile(file);
+  return size <= syncMaxBytes ? readFileSync(file) : readFile(file);
 }
 
 function removeFile(file: string): void {
@@ -170,6 +171,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   readonly size: number;
   private readonly timeoutMs: number;
   private readonly maxJobsPerProcess: number;
+  private readonly syncIoMaxBytes: number;
   private readonly maxRssBytes: number;
   private readonly startTimeoutMs: number;
   private readonly maxBackoffMs: number;
@@ -203,6 +205,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.size = Math.max(1, options.size ?? os.cpus().length);
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.maxJobsPerProcess = options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess;
+    this.syncIoMaxBytes = options.syncIoMaxBytes ?? DEFAULTS.syncIoMaxBytes;
     this.maxRssBytes = options.maxRssBytes ?? DEFAULTS.maxRssBytes;
     this.queue = new FairQueue(options.maxQueue ?? this.size * 16);
     this.startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
@@ -267,7 +270,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     // The input is written beside the work directories while the job waits for a process, and the
     // PDF is moved out of the job directory before it is read: a process never waits for our disk
     // writes and reads, only for two renames.
-    const input$ = stageFile(input, options.inputExtension ?? 'docx', options.stages);
+    const input$ = stageFile(input, options.inputExtension ?? 'docx', this.syncIoMaxBytes, options.stages);
     input$.catch(() => undefined); // awaited below; a failed write must not count as unhandled meanwhile
     let slot: Slot;
     try {
@@ -283,7 +286,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     let output: string | undefined;
     try {
       output = await this.runInSlot(slot, input$, options);
-      const pdf = await timed(options.stages, 'read', () => readOutput(output!).catch(() => undefined));
+      const pdf = await timed(options.stages, 'read', () => readOutput(output!, this.syncIoMaxBytes).catch(() => undefined));
       // LibreOffice's word is not enough: the output must exist and be a PDF.
       if (!pdf || pdf.length < PDF_MAGIC.length || !pdf.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) throw conversionFailed();
       outcome = 'ok';

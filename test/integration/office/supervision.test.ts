@@ -182,6 +182,12 @@ describe('office pool supervision', () => {
     const burst = await Promise.allSettled(Array.from({ length: 4 }, () => busy.convertToPdf(SMALL)));
     expect(burst.map((r) => r.status)).toContain('rejected');
     await busy.close();
+    // Files past syncIoMaxBytes go through the thread pool: same result, nothing left.
+    const threaded = newPool({ size: 1, syncIoMaxBytes: 0 });
+    await threaded.start();
+    expect(isPdf(await convertDocxToPdf(threaded, SMALL))).toBe(true);
+    expect((await errorOf(convertDocxToPdf(threaded, broken.generate({ type: 'nodebuffer' })))).status).toBeGreaterThanOrEqual(400);
+    await threaded.close();
     expect(readdirSync(instanceRoot()).filter((f) => /^(in|out)-/.test(f))).toEqual([]);
     await pool.close();
     expect(existsSync(jobs)).toBe(false);
