@@ -12,7 +12,7 @@
  * per round and their median is printed, with the spread. The per-stage breakdown comes from the
  * service's own Prometheus histogram (docproc_convert_stage_duration_seconds).
  *
- *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2]
+ *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2] [--warmup 600]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -42,6 +42,7 @@ const { values: args } = parseArgs({
     size: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '4' },
     'cold-docs': { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '600' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -251,7 +252,7 @@ async function main(): Promise<void> {
       return file;
     }));
     console.log(`Documents: ${DOCUMENTS.map((d) => `${d.file} (${d.label})`).join('; ')}`);
-    console.log(`Pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    console.log(`Pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${args.warmup} warm-up requests; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
     const cold = [];
     for (let i = 0; i < Number(args['cold-docs']); i++) cold.push(await coldConvert(inputs[i % inputs.length]!, workDir));
@@ -261,6 +262,13 @@ async function main(): Promise<void> {
     service = await startService();
     const uploads = docs.map(multipartUpload);
     for (const upload of uploads) for (let i = 0; i < SIZE; i++) await convertViaHttp(service, upload); // warm every pool process
+    // A service runs for many thousands of requests; V8 goes on optimizing for the first ~1000
+    // (measured with --trace-opt: 0.7–1.4 ms of compile time per document between requests 150
+    // and 1200), so the steady state is measured after a warm-up at the bench's concurrency.
+    let warmed = 0;
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (warmed < Number(args.warmup)) await convertViaHttp(service!, uploads[warmed++ % uploads.length]!);
+    }));
 
     const throughputRatios: number[] = [];
     const addedLatency: number[][] = docs.map(() => []);
