@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -171,26 +171,37 @@ async function machineBusyMs(): Promise<number> {
   return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
-/** CPU ms per command name over every live process (/proc/PID/stat: comm, utime, stime), for the breakdown. */
-async function cpuByCommand(): Promise<Map<string, number>> {
+/** utime + stime of one /proc/…/stat file in ms, with its command name; undefined when it is gone. */
+async function statCpu(file: string): Promise<{ comm: string; ms: number } | undefined> {
+  let stat: string;
+  try {
+    stat = await readFile(file, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  return { comm: stat.slice(stat.indexOf('(') + 1, close), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
+}
+
+/** CPU ms summed by name over the stat files of `dir`'s numeric entries (processes or threads). */
+async function cpuByName(dir: string, nameOf: (id: string, comm: string) => string): Promise<Map<string, number>> {
   const totals = new Map<string, number>();
-  const { readdir } = await import('node:fs/promises');
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const close = stat.lastIndexOf(')');
-    const comm = stat.slice(stat.indexOf('(') + 1, close);
-    const fields = stat.slice(close + 2).split(' ');
-    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    totals.set(comm, (totals.get(comm) ?? 0) + ms);
+  for (const id of await readdir(dir)) {
+    if (!/^\d+$/.test(id)) continue;
+    const cpu = await statCpu(`${dir}/${id}/stat`);
+    if (!cpu) continue;
+    const name = nameOf(id, cpu.comm);
+    totals.set(name, (totals.get(name) ?? 0) + cpu.ms);
   }
   return totals;
 }
+
+/** CPU ms per command name over every live process, for the breakdown. */
+const cpuByCommand = () => cpuByName('/proc', (_, comm) => comm);
+
+/** CPU ms per thread of this process (main thread, Piscina workers, V8 helpers, libuv pool). */
+const cpuByThread = () => cpuByName('/proc/self/task', (tid, comm) => (tid === String(process.pid) ? 'main' : `${comm}#${tid}`));
 
 function commandDelta(before: Map<string, number>, after: Map<string, number>, docs: number): string {
   return [...after]
@@ -199,25 +210,6 @@ function commandDelta(before: Map<string, number>, after: Map<string, number>, d
     .sort((a, b) => b[1] - a[1])
     .map(([comm, ms]) => `${comm} ${fmt(ms, 1)}`)
     .join(', ');
-}
-
-/** CPU ms per thread name of this process (main thread, Piscina workers, libuv pool, V8 helpers). */
-async function cpuByThread(): Promise<Map<string, number>> {
-  const totals = new Map<string, number>();
-  const { readdir } = await import('node:fs/promises');
-  for (const tid of await readdir('/proc/self/task')) {
-    let stat: string;
-    try {
-      stat = await readFile(`/proc/self/task/${tid}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const close = stat.lastIndexOf(')');
-    const name = tid === String(process.pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, close)}#${tid}`;
-    const fields = stat.slice(close + 2).split(' ');
-    totals.set(name, (totals.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
-  }
-  return totals;
 }
 
 /** CPU ms of this process (the service with its worker threads, and the bench's light client). */

@@ -1,4 +1,4 @@
-import { crc32, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import { AppError, ErrorCode, invalidFile, unprocessable } from '../errors/app-error.js';
 
 /**
@@ -26,23 +26,24 @@ export interface ZipEntryInfo {
 }
 
 /**
- * An entry as the guard measured it, enough to read it again without another ZIP reader: where its
- * stored bytes are, how they are compressed, and the CRC-32 of what they really inflate to.
+ * An entry as the guard measured it, enough to use it without another ZIP reader: where its stored
+ * bytes are, how they are compressed, and (when asked for) what they really inflate to.
  */
 export interface ZipEntry extends ZipEntryInfo {
   /** 0 stored, 8 deflated (nothing else passes the guard). */
   method: 0 | 8;
   /** Offset of the stored (compressed) bytes in the archive. */
   dataOffset: number;
-  /** CRC-32 of the inflated bytes, computed (a crafted header's CRC is not trusted). */
-  checksum: number;
-  /** The inflated bytes, when the caller asked to keep them (InspectOptions.keep). */
+  /** The inflated bytes, with InspectOptions.keepData (a view of the archive for stored entries). */
   data?: Buffer;
 }
 
 export interface InspectOptions {
-  /** Entries whose inflated bytes are kept on the result, saving a second inflation by the reader. */
-  keep?: (name: string) => boolean;
+  /**
+   * Keep every entry's inflated bytes on the result, for a reader that needs them (saves inflating
+   * twice). Off, only one entry's bytes are alive at a time.
+   */
+  keepData?: boolean;
 }
 
 const EOCD_SIGNATURE = 0x06054b50;
@@ -90,13 +91,6 @@ function inflateEntry(buf: Buffer, localOffset: number, method: number, compress
   }
 }
 
-/** The inflated bytes of an entry inspectZip accepted (a view for stored entries). */
-export function readZipEntry(buf: Buffer, entry: ZipEntry): Buffer {
-  if (entry.data) return entry.data;
-  const stored = buf.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
-  return entry.method === 0 ? stored : inflateRawSync(stored, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
-}
-
 /** Lists and measures every entry; throws a 4xx AppError on anything malformed or oversized. */
 export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, options: InspectOptions = {}): ZipEntry[] {
   if (buf.length < 22) throw invalidFile('The file is too short to be a ZIP-based document.');
@@ -135,9 +129,7 @@ export function inspectZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS, 
       throw invalidFile(`The file is not a valid ZIP archive (the entry ${JSON.stringify(name.slice(0, 100))} is not the size its header says).`);
     }
     total += size;
-    const entry: ZipEntry = { name, compressedSize, uncompressedSize: size, method: method as 0 | 8, dataOffset, checksum: crc32(data) >>> 0 };
-    if (options.keep?.(name)) entry.data = data;
-    entries.push(entry);
+    entries.push({ name, compressedSize, uncompressedSize: size, method: method as 0 | 8, dataOffset, ...(options.keepData && { data }) });
     offset += 46 + nameLength + extraLength + commentLength;
   }
   const compressedTotal = entries.reduce((sum, e) => sum + e.compressedSize, 0);

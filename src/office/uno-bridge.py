@@ -184,7 +184,7 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 def office_rss(launcher_pid):
     """Resident memory of the office processes, in bytes; 0 when unknown. Asked after every job, so
     the processes are found once and then only their statm is read (found again if one is gone)."""
-    for attempt in range(2):
+    for _ in range(2):
         if not OFFICE_PIDS:
             try:
                 OFFICE_PIDS.extend(office_pids(launcher_pid))

@@ -1,6 +1,7 @@
 import type { Document } from '@xmldom/xmldom';
 import { invalidFile } from '../../errors/app-error.js';
-import { assertDocx, readZipEntry, type ZipEntry } from '../../inputs/zip.js';
+import { crc32 } from 'node:zlib';
+import { assertDocx, type ZipEntry } from '../../inputs/zip.js';
 import { writeZip, type CompressedPart, type ZipPart } from '../model/zip-writer.js';
 import { CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, XML_DECLARATION } from './constants.js';
 import { childElements, parseXmlPart, serializeXml } from './xml.js';
@@ -34,13 +35,10 @@ interface StoredPart {
   name: string;
   /** Where the part is in the source archive; absent for parts added since. */
   entry?: ZipEntry;
-  /** Set once read from the ZIP or replaced. */
-  bytes?: Uint8Array;
+  bytes: Uint8Array;
   /** Replaced or added since the package was opened (written anew; untouched parts are copied as stored). */
   changed?: boolean;
 }
-
-
 
 interface ContentTypes {
   doc?: Document;
@@ -118,7 +116,8 @@ export class OpcPackage {
     private readonly tolerant: boolean,
   ) {
     for (const entry of entries) {
-      if (!entry.name.endsWith('/')) this.parts.set(partKey(entry.name), { name: entry.name, entry });
+      const data = entry.data!;
+      if (!entry.name.endsWith('/')) this.parts.set(partKey(entry.name), { name: entry.name, entry, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) });
     }
   }
 
@@ -131,7 +130,7 @@ export class OpcPackage {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     // Every part is kept as the guard inflated it: the scrub reads them all on the way to LibreOffice,
     // and a part read on demand would be cached just the same (the guard bounds the total).
-    const entries = assertDocx(buf, undefined, { keep: () => true });
+    const entries = assertDocx(buf, undefined, { keepData: true });
     return new OpcPackage(buf, entries, options.tolerant ?? false);
   }
 
@@ -152,13 +151,7 @@ export class OpcPackage {
   }
 
   bytes(partName: string): Uint8Array | undefined {
-    const part = this.parts.get(partKey(partName));
-    if (!part) return undefined;
-    if (!part.bytes) {
-      const bytes = readZipEntry(this.source, part.entry!);
-      part.bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    }
-    return part.bytes;
+    return this.parts.get(partKey(partName))?.bytes;
   }
 
   /** Throws AppError INVALID_FILE_FORMAT when the part is missing. */
@@ -269,7 +262,8 @@ export class OpcPackage {
 
   /**
    * Deflated ZIP (native zlib); part order is kept, with [Content_Types].xml first as OPC readers
-   * expect. Parts never replaced are copied as they were stored (with the CRC of their real bytes).
+   * expect. Parts never replaced are copied as they were stored, with the CRC of their real bytes
+   * (a crafted header's CRC is not trusted).
    */
   write(): Buffer {
     const contentTypes = this.canonicalName(CONTENT_TYPES_PART);
@@ -278,17 +272,16 @@ export class OpcPackage {
   }
 
   private zipPart(part: StoredPart): ZipPart | CompressedPart {
-    const { entry } = part;
+    const { entry, bytes } = part;
     if (entry && !part.changed) {
       return {
         name: Buffer.from(part.name, 'utf8'),
         method: entry.method,
-        checksum: entry.checksum,
+        checksum: crc32(bytes) >>> 0,
         size: entry.uncompressedSize,
         payload: this.source.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize),
       };
     }
-    const bytes = part.bytes!;
     return { name: part.name, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
   }
 
