@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { generateApiKey, hashApiKey } from '../../../src/accounts/api-keys.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
@@ -116,6 +117,30 @@ describe('graceful shutdown', () => {
       expect(answers[0]!.status).toBe(200);
       // 1 when a conversion was still running at the end of the grace period (it was stopped and answered).
       expect([0, 1], log()).toContain(await exited);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('serves a request on a connection accepted before SIGTERM whose request arrives just after, closing that connection', async () => {
+    const { server, base, exited } = await startServer({ OFFICE_ENABLED: 'false' });
+    try {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      await new Promise((r) => setTimeout(r, 200)); // accepted by the server, no request yet
+      let answer = '';
+      socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+      const ended = new Promise<string | undefined>((resolve) => {
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
+        socket.once('close', () => resolve(undefined));
+      });
+      server.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 120));
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: docproc\r\n\r\n');
+      expect(await ended).toBeUndefined();
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(await exited).toBe(0);
     } finally {
       server.kill('SIGKILL');
     }
