@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { PdfView, revisionEnds } from '../../src/documents/verify/pdf/document.js';
-import { PdfDict, PdfName, PdfRef, PdfStream, PdfString, type PdfValue } from '../../src/documents/verify/pdf/objects.js';
+import { PdfView, revisionEnds } from '../../src/documents/pdf/document.js';
+import { PdfDict, PdfName, PdfRef, PdfStream, PdfString, type PdfValue } from '../../src/documents/pdf/objects.js';
 import type { QpdfReader } from './pdf-attacks.js';
 
 /**

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
 import { TrustStore, type Cert } from './cms/certificates.js';
-import { PdfView, revisionEnds, type RevisionEnd } from './pdf/document.js';
-import { DecodeBudget } from './pdf/filters.js';
-import { findSignatureFields, walkPageTree } from './pdf/structure.js';
+import { PdfView, revisionEnds, type RevisionEnd } from '../pdf/document.js';
+import { DecodeBudget } from '../pdf/filters.js';
+import { findSignatureFields, walkPageTree } from '../pdf/structure.js';
 import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
 import { decideIndication, levelAllowed } from './signature/indication.js';

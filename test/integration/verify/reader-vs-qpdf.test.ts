@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { ALL_ATTACKS, QpdfReader, appendRevision } from '../../support/pdf-attacks.js';
-import { PdfView } from '../../../src/documents/verify/pdf/document.js';
+import { PdfView } from '../../../src/documents/pdf/document.js';
 import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { makeTestPki } from '../../unit/verify/helpers/pki.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';

@@ -1,10 +1,10 @@
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PdfView } from '../../../src/documents/verify/pdf/document.js';
-import { DecodeBudget, MAX_DECODED_TOTAL } from '../../../src/documents/verify/pdf/filters.js';
-import { PdfDict, PdfName, PdfRef, PdfString, pdfEqual, type PdfValue } from '../../../src/documents/verify/pdf/objects.js';
-import { PdfParser, PdfSyntaxError } from '../../../src/documents/verify/pdf/parser.js';
+import { PdfView } from '../../../src/documents/pdf/document.js';
+import { DecodeBudget, MAX_DECODED_TOTAL } from '../../../src/documents/pdf/filters.js';
+import { PdfDict, PdfName, PdfRef, PdfString, pdfEqual, type PdfValue } from '../../../src/documents/pdf/objects.js';
+import { PdfParser, PdfSyntaxError } from '../../../src/documents/pdf/parser.js';
 import { TestPdf } from './helpers/pdf.js';
 import { makeLeaf, makeRoot, type TestIdentity } from './helpers/pki.js';
 

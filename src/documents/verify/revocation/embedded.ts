@@ -1,4 +1,4 @@
-import type { PdfView } from '../pdf/document.js';
+import type { PdfView } from '../../pdf/document.js';
 import type { EmbeddedEvidence } from './check.js';
 
 const MAX_ITEMS = 500;

@@ -1,5 +1,5 @@
-import type { RevisionEnd } from '../pdf/document.js';
-import { PdfString, type PdfValue } from '../pdf/objects.js';
+import type { RevisionEnd } from '../../pdf/document.js';
+import { PdfString, type PdfValue } from '../../pdf/objects.js';
 import type { Coverage } from '../types.js';
 
 export interface ByteRangeCheck {

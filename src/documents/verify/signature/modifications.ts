@@ -1,6 +1,6 @@
-import type { PdfView, XrefEntry } from '../pdf/document.js';
-import { PdfDict, PdfRef, PdfStream, asArray, asDict, isName, nameOf, pdfEqual, type PdfValue } from '../pdf/objects.js';
-import { appearanceStreamNums, inheritedFieldType, refNum, walkFields, walkPageTree } from '../pdf/structure.js';
+import type { PdfView, XrefEntry } from '../../pdf/document.js';
+import { PdfDict, PdfRef, PdfStream, asArray, asDict, isName, nameOf, pdfEqual, type PdfValue } from '../../pdf/objects.js';
+import { appearanceStreamNums, inheritedFieldType, refNum, walkFields, walkPageTree } from '../../pdf/structure.js';
 import type { ModificationLevel } from '../types.js';
 
 /**
