@@ -31,11 +31,17 @@ export function documentResponses(formats: OutputFormat[], json: boolean) {
 const MAX_FILENAME_BYTES = 255;
 
 /**
+ * Characters a file name we answer with never holds: controls, and bidirectional formatting
+ * (U+202E and its kin: "invoice<U+202E>fdp.exe" shows as "invoiceexe.pdf").
+ */
+const UNSAFE_IN_FILENAME = /[\p{Cc}\p{Bidi_Control}]/gu;
+
+/**
  * The upload's base name with the new extension, e.g. "Contract v2.docx" → "Contract v2.pdf",
- * cut (by code point) so the whole name is at most 255 UTF-8 bytes.
+ * without control or bidi characters, cut (by code point) so the whole name is at most 255 UTF-8 bytes.
  */
 export function outputFilename(uploaded: string | undefined, format: OutputFormat, fallback = 'document'): string {
-  let base = path.basename(uploaded ?? '').replace(/\.[^.]+$/, '').trim() || fallback;
+  let base = path.basename((uploaded ?? '').replace(UNSAFE_IN_FILENAME, '')).replace(/\.[^.]+$/, '').trim() || fallback;
   const room = MAX_FILENAME_BYTES - Buffer.byteLength(`.${format}`);
   if (Buffer.byteLength(base) > room) {
     let kept = '';

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { warningsHeader } from '../../http/response-head.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import type { Services } from '../../services.js';
 
@@ -8,10 +9,10 @@ import type { Services } from '../../services.js';
 export const BooleanString = Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')]);
 export const isTrue = (v: boolean | string | undefined) => v === true || v === 'true';
 
-/** Engine warnings travel in one response header, each URI-encoded, so binary replies carry them too. */
+/** Engine warnings travel in one response header (bounded: see warningsHeader), so binary replies carry them too. */
 export function sendWarnings(reply: FastifyReply, warnings: string[]) {
-  if (warnings.length === 0) return;
-  reply.header('x-docproc-warnings', warnings.slice(0, 20).map((w) => encodeURIComponent(w)).join(', '));
+  const header = warningsHeader(warnings);
+  if (header) reply.header('x-docproc-warnings', header);
 }
 
 /** Fetches caller-given image URLs under the same SSRF rules as documents, when URLs are allowed. */

@@ -73,6 +73,18 @@ describe('outputFilename', () => {
       { seed: 9, numRuns: 300 },
     );
   });
+
+  it('drops control and bidirectional formatting characters (the answer shows the name the file really has)', () => {
+    expect(outputFilename('invoice\u202Efdp.exe.docx', 'pdf')).toBe('invoicefdp.exe.pdf');
+    expect(outputFilename('a\u2066b\u2069c\u200F\u061C\nd\u0000.docx', 'pdf')).toBe('abcd.pdf');
+    expect(outputFilename('\u202E\u202E.docx', 'docx', 'signed')).toBe('signed.docx');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), (name) => {
+        expect(outputFilename(`${name}.docx`, 'pdf')).not.toMatch(/[\p{Cc}\p{Bidi_Control}]/u);
+      }),
+      { seed: 10, numRuns: 100 },
+    );
+  });
 });
 
 describe('deeply nested JSON', () => {
