@@ -14,7 +14,7 @@ import { decideJail, probeJail } from './office/jail.js';
 import { convertDocxToPdf, type DocxPreparer, type PreparedDocx } from './documents/docx-pdf/index.js';
 import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
 import type { JobContext } from './compute/fair-queue.js';
-import { identityRoot, readPemBundle } from './signing/trust.js';
+import { identityRoot, readPemBundle } from './documents/pki/trust.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';

@@ -4,7 +4,7 @@ import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
 import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
 import { addDocumentTimestamp, addValidationData, type SignatureLevel } from '../src/documents/sign/ltv.js';
-import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/verify/revocation/fetcher.js';
+import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/pki/revocation/fetcher.js';
 import { ErrorCode, unprocessable } from '../src/errors/app-error.js';
 
 /** Structured-clonable input of the `signPdfTask` and `signDocxTask` worker tasks. */

@@ -1,6 +1,6 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import * as engine from '../src/documents/verify/index.js';
-import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/verify/revocation/fetcher.js';
+import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/pki/revocation/fetcher.js';
 
 /** Structured-clonable input of the `verifyPdf` worker task (output: VerifyReport, plain JSON). */
 export interface VerifyPdfTaskInput {

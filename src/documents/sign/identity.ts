@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createCertificate, subjectKeyIdentifier } from './dev-certificate.js';
-import { readPkcs12, Pkcs12Error, type Pkcs12Contents } from './pkcs12/read.js';
+import { readPkcs12, Pkcs12Error, type Pkcs12Contents } from '../pki/pkcs12/read.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 
 /**

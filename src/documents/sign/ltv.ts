@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { PDFArray, PDFName, PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { oneLine } from '../verify/cms/certificates.js';
-import { fetchEvidence, type RevocationFetcher } from '../verify/revocation/check.js';
+import { oneLine } from '../pki/certificates.js';
+import { fetchEvidence, type RevocationFetcher } from '../pki/revocation/check.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { IncrementalUpdate } from './pdf/incremental.js';
 import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
 import { lookupDict, readPdfStructure } from './pdf/structure.js';
-import { requestTimestamp, type TsaOptions } from './timestamp.js';
+import { requestTimestamp, type TsaOptions } from '../pki/tsa-client.js';
 
 /**
  * PAdES B-LT and B-LTA (ETSI EN 319 142-1): validation data for every signature of the document

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { assertSignableRequest, buildAuditRecord } from './audit.js';
-import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from './cms.js';
+import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
 import type { SigningIdentity } from './identity.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { IncrementalUpdate } from './pdf/incremental.js';
 import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
 import { pdfDate, pdfTextString } from './pdf/text.js';
-import { requestTimestamp } from './timestamp.js';
+import { requestTimestamp } from '../pki/tsa-client.js';
 import type { FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
 
 /**

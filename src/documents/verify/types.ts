@@ -1,6 +1,6 @@
-import type { CertSummary } from './cms/certificates.js';
-import type { TimestampReport } from './cms/timestamp.js';
-import type { CertRevocation } from './revocation/check.js';
+import type { CertSummary } from '../pki/certificates.js';
+import type { TimestampReport } from '../pki/timestamp.js';
+import type { CertRevocation } from '../pki/revocation/check.js';
 
 export type Coverage = 'entireFile' | 'entireRevision' | 'unclear';
 export type ModificationLevel = 'none' | 'signatures' | 'formFilling' | 'annotations' | 'other';
@@ -99,5 +99,5 @@ export interface VerifyOptions {
 
 export interface OnlineVerifyOptions extends VerifyOptions {
   /** Fetches OCSP responses and CRLs for certificates the PDF carries no revocation data for. */
-  fetchRevocation?: import('./revocation/check.js').RevocationFetcher;
+  fetchRevocation?: import('../pki/revocation/check.js').RevocationFetcher;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
-import { TrustStore, type Cert } from './cms/certificates.js';
+import type { Cert } from '../pki/certificates.js';
+import { TrustStore } from '../pki/trust.js';
 import { PdfView, revisionEnds, type RevisionEnd } from '../pdf/document.js';
 import { DecodeBudget } from '../pdf/filters.js';
 import { findSignatureFields, walkPageTree } from '../pdf/structure.js';
@@ -8,8 +9,8 @@ import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
 import { decideIndication, levelAllowed } from './signature/indication.js';
 import { classifyModifications } from './signature/modifications.js';
-import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence } from './revocation/check.js';
-import { dssEvidence } from './revocation/embedded.js';
+import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence } from '../pki/revocation/check.js';
+import { dssEvidence } from './dss-evidence.js';
 import type { OnlineVerifyOptions, SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
 
 export const DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024;

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeCertificate, fromPortable, loadSigningIdentity, toPortable } from '../../../src/documents/sign/identity.js';
 import { assertSignableRequest } from '../../../src/documents/sign/audit.js';
-import { signDigest } from '../../../src/documents/sign/cms.js';
-import { buildTimeStampRequest } from '../../../src/documents/sign/timestamp.js';
+import { signDigest } from '../../../src/documents/pki/cms/build.js';
+import { buildTimeStampRequest } from '../../../src/documents/pki/tsa-client.js';
 
 const base = mkdtempSync(path.join(tmpdir(), 'docproc-sign-unit-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

@@ -6,8 +6,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePkcs12 } from '../../../src/documents/sign/identity.js';
-import { MAX_ITERATIONS, Pkcs12Error, readPkcs12 } from '../../../src/documents/sign/pkcs12/read.js';
-import { decryptBlock, encryptBlock, expandKey, rc2CbcDecrypt, rc2CbcEncrypt } from '../../../src/documents/sign/pkcs12/rc2.js';
+import { MAX_ITERATIONS, Pkcs12Error, readPkcs12 } from '../../../src/documents/pki/pkcs12/read.js';
+import { decryptBlock, encryptBlock, expandKey, rc2CbcDecrypt, rc2CbcEncrypt } from '../../../src/documents/pki/pkcs12/rc2.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseCert } from '../../../src/documents/verify/cms/certificates.js';
+import { parseCert } from '../../../src/documents/pki/certificates.js';
 import { makeRoot } from './helpers/pki.js';
 
 describe('parseCert', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Document, Element } from '@xmldom/xmldom';
-import type { HashName } from '../cms/algorithms.js';
+import type { HashName } from '../../pki/algorithms.js';
 import { DIGEST_METHODS, decodeBase64 } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
 import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';

@@ -1,8 +1,10 @@
 import type { Document, Element } from '@xmldom/xmldom';
 import { createHash } from 'node:crypto';
-import { describeScheme, schemeHash, verifySignature, type SignatureScheme } from '../cms/algorithms.js';
-import { buildChain, parseCert, summarizeCert, validAt, type Cert, type TrustStore } from '../cms/certificates.js';
-import { checkTimestampToken } from '../cms/timestamp.js';
+import { describeScheme, schemeHash, verifySignature, type SignatureScheme } from '../../pki/algorithms.js';
+import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
+import { buildChain } from '../../pki/chain.js';
+import type { TrustStore } from '../../pki/trust.js';
+import { checkTimestampToken } from '../../pki/timestamp.js';
 import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
 import { NS } from '../../ooxml/constants.js';

@@ -1,4 +1,4 @@
-import type { TimestampReport } from '../cms/timestamp.js';
+import type { TimestampReport } from '../../pki/timestamp.js';
 import type { Indication, SignatureSigner, SignerSummary, SubIndication } from '../types.js';
 
 /** One package part listed in a signature's Manifest. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fileTooLarge } from '../../../errors/app-error.js';
-import { TrustStore } from '../cms/certificates.js';
+import { TrustStore } from '../../pki/trust.js';
 import type { SignerSummary, VerifyOptions } from '../types.js';
 import { CONTENT_TYPE, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
 import { OpcPackage, partKey, relationshipsPartOf } from '../../ooxml/package.js';

@@ -1,4 +1,4 @@
-import { validAt } from '../cms/certificates.js';
+import { validAt } from '../../pki/certificates.js';
 import type { ModificationLevel } from '../types.js';
 import type { SignatureFacts } from './evaluate.js';
 

@@ -2,8 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { hashBytes, hashFromOid } from './algorithms.js';
-import { buildChain, summarizeCert, type TrustStore } from './certificates.js';
-import { checkSignedData, type CmsCheck } from './signed-data.js';
+import { summarizeCert } from './certificates.js';
+import { buildChain } from './chain.js';
+import type { TrustStore } from './trust.js';
+import { checkSignedData, type CmsCheck } from './cms/signed-data.js';
 
 const OID_TST_INFO = '1.2.840.113549.1.9.16.1.4';
 
@@ -16,7 +18,7 @@ export interface TimestampReport {
   valid: boolean;
   trusted: boolean;
   /** Revocation of the time-stamp unit's chain (signature time-stamps; a document time-stamp reports it as its own signature). */
-  revocation?: import('../revocation/check.js').CertRevocation[];
+  revocation?: import('./revocation/check.js').CertRevocation[];
   errors: string[];
 }
 

@@ -13,8 +13,8 @@ import {
   verifySignature,
   type HashName,
   type SignatureScheme,
-} from './algorithms.js';
-import { parseCert, type Cert } from './certificates.js';
+} from '../algorithms.js';
+import { parseCert, type Cert } from '../certificates.js';
 
 const OID_SIGNED_DATA = '1.2.840.113549.1.7.2';
 const OID_CONTENT_TYPE = '1.2.840.113549.1.9.3';

@@ -3,7 +3,7 @@ import { safeFetch } from '../../inputs/safe-fetch.js';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { OID } from './cms.js';
+import { OID } from './cms/build.js';
 
 /**
  * RFC 3161 client for the PAdES B-T signature timestamp. The TSA URL is set by the

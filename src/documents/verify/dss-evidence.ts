@@ -1,5 +1,5 @@
-import type { PdfView } from '../../pdf/document.js';
-import type { EmbeddedEvidence } from './check.js';
+import type { PdfView } from '../pdf/document.js';
+import type { EmbeddedEvidence } from '../pki/revocation/check.js';
 
 const MAX_ITEMS = 500;
 

@@ -1,8 +1,8 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { signatureScheme, verifySignature } from '../cms/algorithms.js';
-import { issuedBy, parseCert, type Cert } from '../cms/certificates.js';
+import { signatureScheme, verifySignature } from '../algorithms.js';
+import { issuedBy, parseCert, type Cert } from '../certificates.js';
 
 /**
  * Reads one piece of revocation evidence (an OCSP response or a CRL) about one certificate and says

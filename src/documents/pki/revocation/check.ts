@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { oneLine, type Cert } from '../cms/certificates.js';
+import { oneLine, type Cert } from '../certificates.js';
 import { EvidenceProblem, noCheckNeeded, ocspRequest, readCrl, readOcspResponse, revocationPointers, type EvidenceVerdict } from './evidence.js';
 
 /**
