@@ -11,7 +11,7 @@ import { installLimits } from './http/limits.js';
 import { loggerOptions } from './http/logging.js';
 import { installMetrics } from './http/metrics.js';
 import { ProblemSchema } from './http/problem.js';
-import { requestIdFrom } from './http/request-id.js';
+import { requestIdFactory } from './http/request-id.js';
 import { openApiOptions } from './http/openapi.js';
 import { installBodyBudget } from './http/body-budget.js';
 import { validatorCompilerFactory } from './http/validator-compiler.js';
@@ -45,7 +45,7 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger === undefined ? loggerOptions(config.logLevel) : options.logger,
-    genReqId: requestIdFrom,
+    genReqId: requestIdFactory(config.trustRequestId),
     // A hop count trusts that many proxies from the socket inwards (as Fastify does for numbers).
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: config.limits.maxJsonBytes,

@@ -25,6 +25,8 @@ export interface Config {
   pepperIsDefault: boolean;
   /** Fastify's trustProxy: false, a hop count, or the proxies' addresses/CIDRs. Never `true` (that trusts the client). */
   trustProxy: false | number | string[];
+  /** TRUST_REQUEST_ID: keep a well-formed X-Request-Id from the request (a trusted proxy sets it); otherwise make one. */
+  trustRequestId: boolean;
   dataDir: string;
   auth: {
     codeTtlSeconds: number;
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     pepper: pepper || DEV_PEPPER,
     pepperIsDefault: !pepper,
     trustProxy: readTrustProxy(env),
+    trustRequestId: readBool(env, 'TRUST_REQUEST_ID', false),
     dataDir: env.DATA_DIR?.trim() || '.data',
     auth: {
       codeTtlSeconds: readInt(env, 'CODE_TTL_SECONDS', 15 * 60, 1, 24 * 3600),
