@@ -12,10 +12,13 @@ const MAX_XREF_SECTIONS = 1000;
 const MAX_OBJECT_NUMBER = 10_000_000;
 const MAX_RESOLVE_HOPS = 32;
 
+export type XrefSectionKind = 'table' | 'stream';
+
 interface XrefChain {
   entries: Map<number, XrefEntry>;
   trailer: PdfDict;
   sectionOffsets: number[];
+  sectionKinds: XrefSectionKind[];
   /** Why the /Prev chain stopped before its natural end, if it did. */
   broken?: string;
 }
@@ -32,6 +35,8 @@ export class PdfView {
   readonly entries: Map<number, XrefEntry>;
   readonly trailer: PdfDict;
   readonly sectionOffsets: number[];
+  /** Whether each section of `sectionOffsets` is a classic table (hybrid ones included) or an xref stream. */
+  readonly sectionKinds: XrefSectionKind[];
   /** True when the cross-reference data was unusable and objects were located by scanning. */
   readonly reconstructed: boolean;
   /** What was wrong with the cross-reference data and how it was recovered (empty for a sound file). */
@@ -55,6 +60,7 @@ export class PdfView {
       this.entries = chain.entries;
       this.trailer = chain.trailer;
       this.sectionOffsets = chain.sectionOffsets;
+      this.sectionKinds = chain.sectionKinds;
       this.reconstructed = false;
       this.encryptionError = this.openEncryption();
       if (chain.broken) this.recoverBrokenChain(chain.broken);
@@ -64,6 +70,7 @@ export class PdfView {
       this.entries = rebuilt.entries;
       this.trailer = rebuilt.trailer;
       this.sectionOffsets = [];
+      this.sectionKinds = [];
       this.reconstructed = true;
       this.encryptionError = this.openEncryption();
       this.recovery.push('the cross-reference data is unreadable; objects were located by scanning the file');
@@ -86,6 +93,19 @@ export class PdfView {
 
   get startxref(): number | undefined {
     return this.sectionOffsets[0];
+  }
+
+  /** The first object number an update may use: past the trailer's /Size and every number the xref lists. */
+  get nextObjectNumber(): number {
+    let next = asNumber(this.trailer.get('Size')) ?? 0;
+    for (const num of this.entries.keys()) if (num >= next) next = num + 1;
+    return next;
+  }
+
+  /** A reference to object `num` with the generation its xref entry names (0 for compressed objects). */
+  refTo(num: number): PdfRef {
+    const entry = this.entries.get(num);
+    return new PdfRef(num, entry?.kind === 'offset' ? entry.gen : 0);
   }
 
   /** Follows references (bounded) to the direct value; undefined for missing or unreadable objects. */
@@ -303,6 +323,7 @@ export class PdfView {
     }
     const entries = new Map<number, XrefEntry>();
     const sectionOffsets: number[] = [];
+    const sectionKinds: XrefSectionKind[] = [];
     let trailer: PdfDict | undefined;
     const visited = new Set<number>();
     let broken: string | undefined;
@@ -321,15 +342,16 @@ export class PdfView {
         break;
       }
       visited.add(offset);
-      const sectionTrailer = this.readSection(offset, entries);
-      if (!sectionTrailer) {
+      const section = this.readSection(offset, entries);
+      if (!section) {
         if (sectionOffsets.length === 0) return undefined;
         broken = `/Prev ${offset} does not point at a cross-reference section`;
         break;
       }
       sectionOffsets.push(offset);
-      trailer ??= sectionTrailer;
-      const prev = sectionTrailer.get('Prev');
+      sectionKinds.push(section.kind);
+      trailer ??= section.trailer;
+      const prev = section.trailer.get('Prev');
       if (prev !== undefined && typeof prev !== 'number') {
         broken = 'a /Prev entry is not a number';
         break;
@@ -337,11 +359,11 @@ export class PdfView {
       offset = prev;
     }
     if (!trailer || !trailer.has('Root')) return undefined;
-    return { entries, trailer, sectionOffsets, broken };
+    return { entries, trailer, sectionOffsets, sectionKinds, broken };
   }
 
   /** Reads one xref section (table or stream) at offset into entries (entries already set win). */
-  private readSection(offset: number, entries: Map<number, XrefEntry>): PdfDict | undefined {
+  private readSection(offset: number, entries: Map<number, XrefEntry>): { trailer: PdfDict; kind: XrefSectionKind } | undefined {
     const parser = new PdfParser(this.data, offset, true, this.limit);
     try {
       if (parser.peekKeyword() === 'xref') {
@@ -362,9 +384,9 @@ export class PdfView {
           }
         }
         for (const [num, entry] of table) if (entry.kind === 'free' && !entries.has(num)) entries.set(num, entry);
-        return trailer;
+        return { trailer, kind: 'table' };
       }
-      return this.readXrefStream(parser, entries);
+      return { trailer: this.readXrefStream(parser, entries), kind: 'stream' };
     } catch {
       return undefined;
     }

@@ -105,3 +105,37 @@ export function pdfEqual(a: PdfValue | undefined, b: PdfValue | undefined, depth
   }
   return false;
 }
+
+/* Building new objects (the writer serialises them; see writer.ts). */
+
+export const pdfName = (name: string): PdfName => new PdfName(name);
+
+/** A dictionary from a record; entries whose value is undefined are left out. */
+export function pdfDict(entries: Record<string, PdfValue | undefined>): PdfDict {
+  const map = new Map<string, PdfValue>();
+  for (const [key, value] of Object.entries(entries)) if (value !== undefined) map.set(key, value);
+  return new PdfDict(map);
+}
+
+/** A copy of `dict` with `changes` applied (an undefined value removes the key); the original is untouched. */
+export function withEntries(dict: PdfDict, changes: Record<string, PdfValue | undefined>): PdfDict {
+  const map = new Map(dict.entries);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) map.delete(key);
+    else map.set(key, value);
+  }
+  return new PdfDict(map);
+}
+
+/** A new stream holding `data` as its raw (encoded) bytes; /Length is written by the writer. */
+export const pdfStream = (dict: PdfDict, data: Uint8Array): PdfStream => new PdfStream(dict, data, 0, data.length);
+
+/** A text string (ISO 32000-1 §7.9.2.2): literal bytes for printable ASCII, UTF-16BE with BOM otherwise. */
+export function textString(text: string): PdfString {
+  if (/^[\x20-\x7e]*$/.test(text)) return new PdfString(Buffer.from(text, 'latin1'), false, -1, -1);
+  const utf16 = Buffer.from(`\ufeff${text}`, 'utf16le').swap16();
+  return new PdfString(utf16, true, -1, -1);
+}
+
+/** A byte string (a hash, an ID, signature contents), written in hex. */
+export const hexString = (bytes: Uint8Array): PdfString => new PdfString(bytes, true, -1, -1);

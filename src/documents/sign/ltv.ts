@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { PDFArray, PDFName, PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { oneLine } from '../pki/certificates.js';
 import { fetchEvidence, type RevocationFetcher } from '../pki/revocation/check.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
+import { PdfDict, PdfRef, pdfDict, pdfName, pdfStream, withEntries, type PdfValue } from '../pdf/objects.js';
+import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
-import { IncrementalUpdate } from './pdf/incremental.js';
-import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
-import { lookupDict, readPdfStructure } from './pdf/structure.js';
+import { signaturePlaceholders, signedBytes, writeWithByteRange } from './pdf/placeholder.js';
+import { readPdfStructure } from './pdf/structure.js';
 import { requestTimestamp, type TsaOptions } from '../pki/tsa-client.js';
 
 /**
@@ -71,65 +71,65 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
 }
 
 /** Appends a revision whose catalog carries /DSS (merged with an existing store). */
-async function writeDss(pdf: Buffer, content: DssContent): Promise<Buffer> {
-  const structure = await readPdfStructure(pdf);
-  const update = new IncrementalUpdate(structure);
-  const refs = new Map<string, PDFRef>();
+function writeDss(pdf: Buffer, content: DssContent): Buffer {
+  const structure = readPdfStructure(pdf);
+  const { view } = structure;
+  const writer = new IncrementalWriter(view);
+  const refs = new Map<string, PdfRef>();
   const stream = (key: string, data: Buffer) => {
     let ref = refs.get(key);
     if (!ref) {
-      ref = update.allocate();
-      update.setStream(ref, '', data);
+      ref = writer.allocate();
+      writer.set(ref, pdfStream(pdfDict({}), data));
       refs.set(key, ref);
     }
     return ref;
   };
-  const existing = lookupDict(structure.context, structure.catalog.get(PDFName.of('DSS')));
-  const existingArray = (name: string) => {
-    const value = existing?.get(PDFName.of(name));
-    const array = value instanceof PDFRef ? structure.context.lookup(value) : value;
-    return array instanceof PDFArray ? array.asArray().filter((item): item is PDFRef => item instanceof PDFRef).map((ref) => ref.toString()) : [];
-  };
-  const list = (keys: Iterable<string>, data: Map<string, Buffer>) => [...keys].map((key) => stream(key, data.get(key)!).toString());
-  const certs = [...existingArray('Certs'), ...list(content.certs.keys(), content.certs)];
-  const ocsps = [...existingArray('OCSPs'), ...list(content.ocsps.keys(), content.ocsps)];
-  const crls = [...existingArray('CRLs'), ...list(content.crls.keys(), content.crls)];
-  const vri = [...content.vri].map(([key, entry]) =>
-    `/${key} <</Cert [${list(entry.certs, content.certs).join(' ')}]${entry.ocsps.length ? ` /OCSP [${list(entry.ocsps, content.ocsps).join(' ')}]` : ''}${entry.crls.length ? ` /CRL [${list(entry.crls, content.crls).join(' ')}]` : ''}>>`);
-  const oldVri = existing?.get(PDFName.of('VRI'));
-  const oldVriDict = lookupDict(structure.context, oldVri);
-  const keptVri = oldVriDict ? oldVriDict.entries().filter(([name]) => !content.vri.has(name.asString().slice(1))).map(([name, value]) => `${name.toString()} ${value.toString()}`) : [];
-  const dssRef = update.allocate();
-  update.set(dssRef, `<</Type /DSS /Certs [${certs.join(' ')}] /OCSPs [${ocsps.join(' ')}] /CRLs [${crls.join(' ')}] /VRI <<${[...keptVri, ...vri].join(' ')}>>>>`);
-  const catalog = structure.catalog.clone(structure.context);
-  catalog.set(PDFName.of('DSS'), dssRef);
-  update.set(structure.rootRef, catalog.toString());
-  return update.write().bytes;
+  const existing = view.dict(structure.catalog.get('DSS'));
+  const existingRefs = (name: string) => (view.array(existing?.get(name)) ?? []).filter((item): item is PdfRef => item instanceof PdfRef);
+  const list = (keys: Iterable<string>, data: Map<string, Buffer>) => [...keys].map((key) => stream(key, data.get(key)!));
+  const certs = [...existingRefs('Certs'), ...list(content.certs.keys(), content.certs)];
+  const ocsps = [...existingRefs('OCSPs'), ...list(content.ocsps.keys(), content.ocsps)];
+  const crls = [...existingRefs('CRLs'), ...list(content.crls.keys(), content.crls)];
+  const vri = new Map<string, PdfValue>(view.dict(existing?.get('VRI'))?.entries ?? []);
+  for (const [key, entry] of content.vri) {
+    vri.set(key, pdfDict({
+      Cert: list(entry.certs, content.certs),
+      OCSP: entry.ocsps.length ? list(entry.ocsps, content.ocsps) : undefined,
+      CRL: entry.crls.length ? list(entry.crls, content.crls) : undefined,
+    }));
+  }
+  const dssRef = writer.allocate();
+  writer.set(dssRef, pdfDict({ Type: pdfName('DSS'), Certs: certs, OCSPs: ocsps, CRLs: crls, VRI: new PdfDict(vri) }));
+  writer.set(structure.rootRef, withEntries(structure.catalog, { DSS: dssRef }));
+  return writer.write().bytes;
 }
 
 /** B-LT: stores the validation data of every signature of `pdf` in a new revision. */
 export async function addValidationData(pdf: Buffer, options: LtvOptions): Promise<{ document: Buffer; warnings: string[] }> {
   const warnings: string[] = [];
   const content = await gatherValidationData(pdf, options, warnings);
-  return { document: await writeDss(pdf, content), warnings };
+  return { document: writeDss(pdf, content), warnings };
 }
 
 const TIMESTAMP_ROOM = 16_384;
 
 /** B-LTA: a document time-stamp (ETSI.RFC3161) over the whole file, in a new revision. */
 export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promise<Buffer> {
-  const structure = await readPdfStructure(pdf);
+  const structure = readPdfStructure(pdf);
   if (structure.docMdpPermission === 1) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take a document time-stamp.');
   }
-  const update = new IncrementalUpdate(structure);
-  const edits = new RevisionEdits(structure, update);
-  const signatureRef = update.allocate();
+  const writer = new IncrementalWriter(structure.view);
+  const edits = new RevisionEdits(structure, writer);
+  const signatureRef = writer.allocate();
   edits.addSignatureField(signatureRef, undefined, { signerName: 'Document time-stamp', signedAt: new Date() });
   await edits.finish();
-  const dictionary = `<</Type /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 /ByteRange ${BYTE_RANGE_PLACEHOLDER} ${contentsPlaceholder(TIMESTAMP_ROOM)}>>`;
-  update.set(signatureRef, dictionary);
-  const span = fillByteRange(update.write(), signatureRef, dictionary, TIMESTAMP_ROOM);
+  const placeholders = signaturePlaceholders(TIMESTAMP_ROOM);
+  writer.set(signatureRef, pdfDict({
+    Type: pdfName('DocTimeStamp'), Filter: pdfName('Adobe.PPKLite'), SubFilter: pdfName('ETSI.RFC3161'), ByteRange: placeholders.byteRange, Contents: placeholders.contents,
+  }));
+  const span = writeWithByteRange(writer, placeholders);
   const token = await requestTimestamp(Buffer.concat(signedBytes(span)), tsa);
   if (token.length > TIMESTAMP_ROOM) throw new AppError(502, ErrorCode.SIGNING_ERROR, 'The time-stamp token is larger than the space reserved for it.');
   span.pdf.write(token.toString('hex').toUpperCase(), span.contentsStart + 1, 'latin1');

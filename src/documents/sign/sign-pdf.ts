@@ -3,11 +3,12 @@ import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { assertSignableRequest, buildAuditRecord } from './audit.js';
 import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
 import type { SigningIdentity } from './identity.js';
+import { pdfDict, pdfName, textString, type PdfDict } from '../pdf/objects.js';
+import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
-import { IncrementalUpdate } from './pdf/incremental.js';
-import { BYTE_RANGE_PLACEHOLDER, contentsPlaceholder, fillByteRange, signedBytes } from './pdf/placeholder.js';
+import { signaturePlaceholders, signedBytes, writeWithByteRange, type SignaturePlaceholders } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
-import { pdfDate, pdfTextString } from './pdf/text.js';
+import { pdfDate } from './pdf/text.js';
 import { requestTimestamp } from '../pki/tsa-client.js';
 import type { FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
 
@@ -52,22 +53,21 @@ async function contentsSize(signer: CmsSigner, options: SignOptions): Promise<nu
   return size + CONTENTS_MARGIN;
 }
 
-function signatureDictionary(request: SignRequest, now: Date, contentsBytes: number): string {
-  const optional = [
-    request.signer.name ? `/Name ${pdfTextString(request.signer.name)}` : '',
-    request.reason ? `/Reason ${pdfTextString(request.reason)}` : '',
-    request.location ? `/Location ${pdfTextString(request.location)}` : '',
-    request.contactInfo ? `/ContactInfo ${pdfTextString(request.contactInfo)}` : '',
-  ].filter(Boolean).join(' ');
-  return `<</Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached /ByteRange ${BYTE_RANGE_PLACEHOLDER} ` +
-    `${contentsPlaceholder(contentsBytes)} /M ${pdfDate(now)} ${optional} /Prop_Build <</App <</Name /docproc>>>>>>`;
+function signatureDictionary(request: SignRequest, now: Date, placeholders: SignaturePlaceholders): PdfDict {
+  const text = (value: string | undefined) => (value ? textString(value) : undefined);
+  return pdfDict({
+    Type: pdfName('Sig'), Filter: pdfName('Adobe.PPKLite'), SubFilter: pdfName('ETSI.CAdES.detached'),
+    ByteRange: placeholders.byteRange, Contents: placeholders.contents, M: pdfDate(now),
+    Name: text(request.signer.name), Reason: text(request.reason), Location: text(request.location), ContactInfo: text(request.contactInfo),
+    Prop_Build: pdfDict({ App: pdfDict({ Name: pdfName('docproc') }) }),
+  });
 }
 
 const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance => !!a && typeof (a as FieldAppearance).field === 'string';
 
 export async function signPdfReport(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<SignResult> {
   assertSignableRequest(request);
-  const structure = await readPdfStructure(input);
+  const structure = readPdfStructure(input);
   if (structure.docMdpPermission === 1) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
   }
@@ -77,8 +77,8 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const title = structure.title?.trim() || request.documentName || 'Untitled document';
   const audit = buildAuditRecord(request, input, identity, now, title, options);
 
-  const update = new IncrementalUpdate(structure);
-  const edits = new RevisionEdits(structure, update);
+  const writer = new IncrementalWriter(structure.view);
+  const edits = new RevisionEdits(structure, writer);
   const pdfA = structure.pdfA;
   const pdfALabel = pdfA && `PDF/A-${pdfA.part}${pdfA.conformance.toLowerCase()}`;
   if (request.certificate?.enabled !== false) {
@@ -108,7 +108,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
     warnings.push(`The PDF is certified (DocMDP P=${structure.docMdpPermission}): the audit-trail attachment was left out because the certification does not permit annotations.`);
   }
 
-  const signatureRef = update.allocate();
+  const signatureRef = writer.allocate();
   const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
   if (isFieldAppearance(request.appearance)) edits.fillSignatureField(signatureRef, request.appearance, appearanceText);
   else edits.addSignatureField(signatureRef, request.appearance as RectAppearance | undefined, appearanceText);
@@ -116,9 +116,9 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
 
   const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };
   const size = await contentsSize(signer, options);
-  const dictionary = signatureDictionary(request, now, size);
-  update.set(signatureRef, dictionary);
-  const span = fillByteRange(update.write(), signatureRef, dictionary, size);
+  const placeholders = signaturePlaceholders(size);
+  writer.set(signatureRef, signatureDictionary(request, now, placeholders));
+  const span = writeWithByteRange(writer, placeholders);
   const { pdf, contentsStart } = span;
 
   const [before, after] = signedBytes(span);

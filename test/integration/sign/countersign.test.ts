@@ -7,6 +7,8 @@ import { CORPUS_DIR } from '../../support/corpus.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
 import { ecdsaP12, signRoutesFor, trustInNss, type SignRoutes } from './route-signing.js';
+import { QpdfReader } from '../../support/pdf-attacks.js';
+import { expectSoundSignedUpdate } from '../../support/signed-output.js';
 
 /**
  * Countersigning: sign → sign → sign through POST /v1/sign (service identity, then a caller's
@@ -66,6 +68,16 @@ afterAll(async () => {
 });
 
 describe('sign → sign → sign', () => {
+  it('each step is one sound update that the one reader and qpdf read alike', () => {
+    const qpdf = new QpdfReader();
+    try {
+      const inputs = [corpus('pdf-unsigned/signpdf-formexample.pdf'), ...chain.slice(0, -1)];
+      chain.forEach((pdf, i) => expectSoundSignedUpdate(inputs[i]!, pdf, qpdf));
+    } finally {
+      qpdf.cleanup();
+    }
+  });
+
   it('our verify: every signature TOTAL_PASSED at every step (service root and the caller root trusted)', async () => {
     for (const [i, pdf] of chain.entries()) {
       const report = await routes.verify(pdf);

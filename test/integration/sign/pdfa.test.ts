@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { createTestPki, pdfsig, type TestPki } from './pki.js';
+import { expectSoundSignedUpdate } from '../../support/signed-output.js';
 
 /**
  * PDF/A inputs stay within what their part allows: no JSON attachment in PDF/A-1/-2, an associated
@@ -56,6 +57,7 @@ describe('signing PDF/A documents', () => {
   ])('PDF/A-%i%s: audit page, but no attachment, and a warning saying so', async (part, conformance) => {
     const input = await pdfAClaiming(part, conformance);
     const result = await signPdfReport(input, request, pki.rsa);
+    expectSoundSignedUpdate(input, result.document);
     expect(inspect(result.document)).toMatchObject({ pages: 2, attachments: [] });
     expect(result.warnings.join(' ')).toMatch(new RegExp(`PDF/A-${part}b.*audit-trail file was left out`));
     expect(pdfsig(pki, result.document)[0]).toMatchObject({ valid: true, total: true });

@@ -10,7 +10,12 @@ import { parsePkcs12, type SigningIdentity } from '../../../src/documents/sign/i
 import { signPdf, signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
 import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
+import { PdfView } from '../../../src/documents/pdf/document.js';
+import { PdfRef } from '../../../src/documents/pdf/objects.js';
+import { QpdfReader } from '../../support/pdf-attacks.js';
+import { expectSoundSignedUpdate } from '../../support/signed-output.js';
 import { startTsa } from './tsa-server.js';
+import { TestPdf } from '../../unit/verify/helpers/pdf.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
 const CORPUS = `${CORPUS_DIR}`;
@@ -31,6 +36,7 @@ const request = (extra: Partial<SignRequest> = {}): SignRequest => ({
 });
 
 let pki: TestPki;
+let qpdf: QpdfReader;
 const file = (name: string, bytes: Buffer) => {
   const p = path.join(pki.dir, name);
   writeFileSync(p, bytes);
@@ -61,15 +67,19 @@ const cmsPrint = (pdf: Buffer) =>
 
 beforeAll(() => {
   pki = createTestPki();
+  qpdf = new QpdfReader();
 });
-afterAll(() => pki?.cleanup());
+afterAll(() => {
+  pki?.cleanup();
+  qpdf?.cleanup();
+});
 
 describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
   it('signs an unsigned PDF with RSA as an incremental update, with an audit page and audit-trail.json', async () => {
     const input = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
     const { document: out, warnings, audit } = await signPdfReport(input, request(), pki.rsa);
     expect(warnings).toEqual([]);
-    expect(out.subarray(0, input.length).equals(input)).toBe(true);
+    expectSoundSignedUpdate(input, out, qpdf);
 
     const sigs = pdfsig(pki, out);
     expect(sigs).toHaveLength(1);
@@ -106,8 +116,11 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
   });
 
   it('signs with ECDSA and signs its own output again: first signature valid but not total, second total', async () => {
-    const once = await signPdf(corpus('pdf-unsigned/signpdf-formexample.pdf'), request(), pki.ec);
+    const input = corpus('pdf-unsigned/signpdf-formexample.pdf');
+    const once = await signPdf(input, request(), pki.ec);
+    expectSoundSignedUpdate(input, once, qpdf);
     const twiceReport = await signPdfReport(once, request({ signer: { name: 'Second Signer', email: 'two@example.com' } }), pki.rsa);
+    expectSoundSignedUpdate(once, twiceReport.document, qpdf);
     const sigs = pdfsig(pki, twiceReport.document);
     expect(sigs.map((s) => [s.valid, s.total, s.certificateTrusted])).toEqual([[true, false, true], [true, true, true]]);
     expect(twiceReport.document.subarray(0, once.length).equals(once)).toBe(true);
@@ -119,6 +132,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
   it('keeps an existing third-party signature valid (corpus signed-once) and adds no page', async () => {
     const input = corpus('pdf-signed/signpdf-signed-once.pdf');
     const { document: out, warnings } = await signPdfReport(input, request(), pki.rsa);
+    expectSoundSignedUpdate(input, out, qpdf);
     const sigs = pdfsig(pki, out);
     expect(sigs).toHaveLength(2);
     expect(sigs[0].valid).toBe(true);
@@ -135,6 +149,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     const input = Buffer.from(await doc.save({ useObjectStreams: true }));
     expect(input.toString('latin1')).toContain('/XRef');
     const out = await signPdf(input, request(), pki.rsa);
+    expectSoundSignedUpdate(input, out, qpdf);
     const tail = out.subarray(input.length).toString('latin1');
     expect(tail).toContain('/Type /XRef');
     expect(tail).not.toMatch(/^xref$/m);
@@ -145,7 +160,9 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
   });
 
   it('draws a visible signature box where asked', async () => {
-    const out = await signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request({ appearance: { page: 1, x: 300, y: 80, width: 220, height: 60 }, certificate: { enabled: false } }), pki.ec);
+    const input = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
+    const out = await signPdf(input, request({ appearance: { page: 1, x: 300, y: 80, width: 220, height: 60 }, certificate: { enabled: false } }), pki.ec);
+    expectSoundSignedUpdate(input, out, qpdf);
     expect(pdfsig(pki, out)[0]).toMatchObject({ valid: true, total: true });
     // Render the box region with poppler: the appearance must put ink there.
     const ppm = execFileSync('pdftoppm', ['-r', '72', '-f', '1', '-l', '1', '-gray', '-x', '300', '-W', '220', '-y', String(842 - 140), '-H', '60', file('vis.pdf', out)]);
@@ -164,6 +181,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     doc.catalog.set(PDFName.of('AcroForm'), doc.context.obj({ Fields: [widget] }));
     const input = Buffer.from(await doc.save({ useObjectStreams: false }));
     const out = await signPdf(input, request({ appearance: { field: 'ApproverSignature' } }), pki.rsa);
+    expectSoundSignedUpdate(input, out, qpdf);
     const sigs = pdfsig(pki, out);
     expect(sigs).toHaveLength(1);
     expect(sigs[0]).toMatchObject({ valid: true, total: true });
@@ -179,6 +197,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
       await expect(signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url } })).rejects.toMatchObject({ status: 502, code: 'SIGNING_ERROR' });
       expect(tsa.requests()).toBe(0);
       const out = await signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url, allowPrivateAddresses: true } });
+      expectSoundSignedUpdate(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), out, qpdf);
       expect(pdfsig(pki, out)[0]).toMatchObject({ valid: true, total: true });
       const { cms } = lastSignature(out);
       const signedData = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(cms).content });
@@ -195,6 +214,37 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     }
   });
 });
+
+describe('signing reads the document through the xref chain, as verification does', () => {
+  it('edits the page the xref names, not the last body of that number in the file (pdf-lib\'s body scan took that one)', async () => {
+    // Revision 2 writes a new body for page 3 (other text) and revision 3 points object 3 back at
+    // revision 1's body: the document shows "Pay 100 EUR"; a reader that scans bodies sees "Pay 999 EUR".
+    const input = TestPdf.base().update({
+      3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 10 0 R /Resources << /Font << /F1 6 0 R >> >> >>',
+      10: '<< /Length 43 >>\nstream\nBT /F1 24 Tf 72 700 Td (Pay 999 EUR) Tj ET\nendstream',
+    }).bytes;
+    const firstPageAt = /\n3 0 obj/.exec(input.toString('latin1'))!.index + 1;
+    const pointedBack = appendXrefEntry(input, 3, firstPageAt);
+    expect(text(pointedBack)).toContain('Pay 100 EUR');
+    const out = await signPdf(pointedBack, request({ appearance: { page: 1, x: 300, y: 80, width: 200, height: 50 } }), pki.rsa);
+    expectSoundSignedUpdate(pointedBack, out, qpdf);
+    const shown = text(out);
+    expect(shown).toContain('Pay 100 EUR');
+    expect(shown).not.toContain('Pay 999 EUR');
+    const view = new PdfView(out, out.length);
+    const page = view.dict(view.refTo(3))!;
+    expect(page.get('Contents')).toEqual(new PdfRef(4, 0));
+    expect(view.array(page.get('Annots'))).toHaveLength(4);
+  });
+});
+
+/** An update that only points object `num` at `offset` (an existing body) in a new xref section. */
+function appendXrefEntry(pdf: Buffer, num: number, offset: number): Buffer {
+  const view = new PdfView(pdf, pdf.length);
+  const trailer = `<< /Size ${view.nextObjectNumber} /Root 1 0 R /Prev ${view.startxref} >>`;
+  const xref = `xref\n${num} 1\n${String(offset).padStart(10, '0')} 00000 n\r\ntrailer\n${trailer}\nstartxref\n${pdf.length}\n%%EOF\n`;
+  return Buffer.concat([pdf, Buffer.from(xref, 'latin1')]);
+}
 
 describe('signPdf with PKCS#12 files from the corpus', () => {
   const cases: [string, string, number][] = [

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import fontkit, { type Font, type Glyph, type Subset } from '@pdf-lib/fontkit';
-import type { PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode } from '../../../errors/app-error.js';
-import type { IncrementalUpdate } from './incremental.js';
+import { pdfDict, pdfName, pdfStream, textString, type PdfRef } from '../../pdf/objects.js';
+import type { IncrementalWriter } from '../../pdf/writer.js';
 
 /**
  * The fonts of the audit page and the signature appearance: DejaVu Sans and DejaVu Sans Bold
@@ -147,7 +147,7 @@ class FontSubset {
   /** CID (= glyph id in the subset) → the glyph and the text it stands for. */
   private readonly used = new Map<number, { glyph: Glyph; text: string }>();
 
-  constructor(private readonly key: FontKey, readonly ref: PDFRef) {
+  constructor(private readonly key: FontKey, readonly ref: PdfRef) {
     this.subset = loadFont(key).font.createSubset();
   }
 
@@ -179,21 +179,19 @@ class FontSubset {
     return `${tag}+${postscriptName.replace(/[^A-Za-z0-9-]/g, '')}`;
   }
 
-  private widths(scale: number): string {
+  /** The /W array: runs of consecutive CIDs with their widths. */
+  private widths(scale: number): (number | number[])[] {
     const cids = [...this.used.keys()].sort((a, b) => a - b);
-    const runs: string[] = [];
-    let start = -1;
-    let run: string[] = [];
+    const out: (number | number[])[] = [];
+    let run: number[] = [];
     cids.forEach((cid, i) => {
       if (i === 0 || cid !== cids[i - 1] + 1) {
-        if (run.length) runs.push(`${start} [${run.join(' ')}]`);
-        start = cid;
         run = [];
+        out.push(cid, run);
       }
-      run.push(String(Math.round(this.used.get(cid)!.glyph.advanceWidth * scale)));
+      run.push(Math.round(this.used.get(cid)!.glyph.advanceWidth * scale));
     });
-    if (run.length) runs.push(`${start} [${run.join(' ')}]`);
-    return runs.join(' ');
+    return out;
   }
 
   private toUnicode(): Buffer {
@@ -213,22 +211,29 @@ class FontSubset {
     ].join('\n'), 'latin1');
   }
 
-  async write(update: IncrementalUpdate): Promise<void> {
+  async write(writer: IncrementalWriter): Promise<void> {
     const { font } = loadFont(this.key);
     const scale = 1000 / font.unitsPerEm;
     const n = (v: number) => Math.round(v * scale);
-    const baseFont = this.baseFont(font.postscriptName ?? FONT_FILES[this.key].replace(/\.ttf$/, ''));
+    const baseFont = pdfName(this.baseFont(font.postscriptName ?? FONT_FILES[this.key].replace(/\.ttf$/, '')));
     const fontFile = await this.encodeFontFile();
-    const [fileRef, descriptorRef, cidRef, cmapRef] = [update.allocate(), update.allocate(), update.allocate(), update.allocate()];
-    update.setStream(fileRef, ` /Length1 ${fontFile.length} /Filter /FlateDecode`, deflateSync(fontFile));
+    const [fileRef, descriptorRef, cidRef, cmapRef] = [writer.allocate(), writer.allocate(), writer.allocate(), writer.allocate()];
+    writer.set(fileRef, pdfStream(pdfDict({ Length1: fontFile.length, Filter: pdfName('FlateDecode') }), deflateSync(fontFile)));
     const { minX, minY, maxX, maxY } = font.bbox;
     const capHeight = font.capHeight || font.ascent;
-    update.set(descriptorRef, `<</Type /FontDescriptor /FontName /${baseFont} /Flags 4 /FontBBox [${[minX, minY, maxX, maxY].map(n).join(' ')}] ` +
-      `/ItalicAngle ${font.italicAngle} /Ascent ${n(font.ascent)} /Descent ${n(font.descent)} /CapHeight ${n(capHeight)} /StemV ${STEM_V[this.key]} /FontFile2 ${fileRef}>>`);
-    update.set(cidRef, `<</Type /Font /Subtype /CIDFontType2 /BaseFont /${baseFont} /CIDSystemInfo <</Registry (Adobe) /Ordering (Identity) /Supplement 0>> ` +
-      `/FontDescriptor ${descriptorRef} /CIDToGIDMap /Identity /DW 1000 /W [${this.widths(scale)}]>>`);
-    update.setStream(cmapRef, ' /Filter /FlateDecode', deflateSync(this.toUnicode()));
-    update.set(this.ref, `<</Type /Font /Subtype /Type0 /BaseFont /${baseFont} /Encoding /Identity-H /DescendantFonts [${cidRef}] /ToUnicode ${cmapRef}>>`);
+    writer.set(descriptorRef, pdfDict({
+      Type: pdfName('FontDescriptor'), FontName: baseFont, Flags: 4, FontBBox: [minX, minY, maxX, maxY].map(n),
+      ItalicAngle: font.italicAngle, Ascent: n(font.ascent), Descent: n(font.descent), CapHeight: n(capHeight), StemV: STEM_V[this.key], FontFile2: fileRef,
+    }));
+    writer.set(cidRef, pdfDict({
+      Type: pdfName('Font'), Subtype: pdfName('CIDFontType2'), BaseFont: baseFont,
+      CIDSystemInfo: pdfDict({ Registry: textString('Adobe'), Ordering: textString('Identity'), Supplement: 0 }),
+      FontDescriptor: descriptorRef, CIDToGIDMap: pdfName('Identity'), DW: 1000, W: this.widths(scale),
+    }));
+    writer.set(cmapRef, pdfStream(pdfDict({ Filter: pdfName('FlateDecode') }), deflateSync(this.toUnicode())));
+    writer.set(this.ref, pdfDict({
+      Type: pdfName('Font'), Subtype: pdfName('Type0'), BaseFont: baseFont, Encoding: pdfName('Identity-H'), DescendantFonts: [cidRef], ToUnicode: cmapRef,
+    }));
   }
 }
 
@@ -239,24 +244,24 @@ class FontSubset {
 export class RevisionFonts {
   private readonly subsets = new Map<FontKey, FontSubset>();
 
-  constructor(private readonly update: IncrementalUpdate) {}
+  constructor(private readonly writer: IncrementalWriter) {}
 
   private subsetFor(key: FontKey): FontSubset {
     let subset = this.subsets.get(key);
     if (!subset) {
-      subset = new FontSubset(key, this.update.allocate());
+      subset = new FontSubset(key, this.writer.allocate());
       this.subsets.set(key, subset);
     }
     return subset;
   }
 
-  ref(key: FontKey): PDFRef {
+  ref(key: FontKey): PdfRef {
     return this.subsetFor(key).ref;
   }
 
   readonly show: ShowText = (text, key) => this.subsetFor(key).encode(text);
 
   async write(): Promise<void> {
-    for (const subset of this.subsets.values()) await subset.write(this.update);
+    for (const subset of this.subsets.values()) await subset.write(this.writer);
   }
 }

@@ -1,12 +1,23 @@
-import type { PDFRef } from 'pdf-lib';
 import { AppError, ErrorCode } from '../../../errors/app-error.js';
-import type { WrittenUpdate } from './incremental.js';
+import { PdfString, hexString } from '../../pdf/objects.js';
+import type { IncrementalWriter, WrittenUpdate } from '../../pdf/writer.js';
 
-/** Room for the final /ByteRange, written once the file's length is known. */
-export const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
+/**
+ * A signature's two placeholders: /Contents, a hex string of zeros reserving room for the CMS or
+ * time-stamp token, and /ByteRange, four numbers wide enough for any offset in a file we accept,
+ * rewritten (same width, padded with spaces) once the writer has placed everything.
+ */
+export interface SignaturePlaceholders {
+  contents: PdfString;
+  byteRange: number[];
+}
 
-/** `/Contents <00…00>` reserving `bytes` bytes. */
-export const contentsPlaceholder = (bytes: number) => `/Contents <${'0'.repeat(bytes * 2)}>`;
+const WIDE = 9_999_999_999;
+
+export const signaturePlaceholders = (contentsBytes: number): SignaturePlaceholders => ({
+  contents: hexString(new Uint8Array(contentsBytes)),
+  byteRange: [0, WIDE, WIDE, WIDE],
+});
 
 export interface SignedSpan {
   pdf: Buffer;
@@ -17,18 +28,19 @@ export interface SignedSpan {
 }
 
 /**
- * Writes the /ByteRange of the signature dictionary `dictionary` (object `ref` of `written`): all
- * of the file but its /Contents string, which reserves `contentsBytes` bytes.
+ * Writes the update and fills in the /ByteRange: all of the file but the /Contents string. The
+ * signature dictionary holding `placeholders` must be one of the writer's objects.
  */
-export function fillByteRange(written: WrittenUpdate, ref: PDFRef, dictionary: string, contentsBytes: number): SignedSpan {
+export function writeWithByteRange(writer: IncrementalWriter, placeholders: SignaturePlaceholders): SignedSpan {
+  const written: WrittenUpdate = writer.write([placeholders.contents, placeholders.byteRange]);
   const pdf = written.bytes;
-  const body = written.bodyOffsets.get(ref.objectNumber)!;
-  const contentsStart = body + dictionary.indexOf('/Contents <') + '/Contents '.length;
-  const contentsEnd = contentsStart + contentsBytes * 2 + 2;
-  const byteRange = `[0 ${contentsStart} ${contentsEnd} ${pdf.length - contentsEnd}]`.padEnd(BYTE_RANGE_PLACEHOLDER.length, ' ');
-  if (byteRange.length !== BYTE_RANGE_PLACEHOLDER.length) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
-  pdf.write(byteRange, body + dictionary.indexOf(BYTE_RANGE_PLACEHOLDER), 'latin1');
-  return { pdf, contentsStart, contentsEnd };
+  const contents = written.spans.get(placeholders.contents)!;
+  const range = written.spans.get(placeholders.byteRange)!;
+  const width = range.end - range.start;
+  const byteRange = `[0 ${contents.start} ${contents.end} ${pdf.length - contents.end}]`;
+  if (byteRange.length > width) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
+  pdf.write(byteRange.padEnd(width, ' '), range.start, 'latin1');
+  return { pdf, contentsStart: contents.start, contentsEnd: contents.end };
 }
 
 /** The bytes a signature over `span` covers: everything but the /Contents string. */

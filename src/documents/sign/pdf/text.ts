@@ -1,6 +1,7 @@
+import { textString, type PdfString } from '../../pdf/objects.js';
 import { printable, printableWidth, type FontKey } from './fonts.js';
 
-/** Word wrapping by real glyph widths, and PDF text/date strings for dictionaries. */
+/** Word wrapping by real glyph widths, PDF date strings, and numbers for content streams. */
 
 /**
  * Greedy word wrap by glyph widths; words longer than a line are broken by code point (so a
@@ -43,17 +44,12 @@ export function wrapText(text: string, font: FontKey, size: number, maxWidth: nu
   return lines;
 }
 
-/** A PDF text string: literal for printable ASCII, UTF-16BE hex with BOM otherwise. */
-export function pdfTextString(text: string): string {
-  if (/^[\x20-\x7e]*$/.test(text)) return `(${text.replace(/([\\()])/g, '\\$1')})`;
-  const utf16 = Buffer.from(text, 'utf16le').swap16();
-  return `<FEFF${utf16.toString('hex').toUpperCase()}>`;
-}
-
-/** D:YYYYMMDDHHmmSS+00'00' in UTC. */
-export function pdfDate(date: Date): string {
+/** D:YYYYMMDDHHmmSS+00'00' in UTC, as a PDF date string (§7.9.4). */
+export function pdfDate(date: Date): PdfString {
   const p = (n: number) => String(n).padStart(2, '0');
-  return `(D:${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}+00'00')`;
+  const text = `D:${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}+00'00'`;
+  return textString(text);
 }
 
+/** A number in a content stream: at most three decimals. */
 export const formatNumber = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(3).replace(/0+$/, '').replace(/\.$/, ''));
