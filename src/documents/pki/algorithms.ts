@@ -1,6 +1,7 @@
 import { constants, createHash, publicDecrypt, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { decodeBer } from './asn1.js';
 
 export type HashName = 'sha1' | 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512' | 'shake256';
 
@@ -144,7 +145,7 @@ export function recoverRsaDigestInfo(key: KeyObject, signature: Uint8Array): { h
   if (key.asymmetricKeyType !== 'rsa') return undefined;
   try {
     const decrypted = publicDecryptPkcs1(key, signature);
-    const asn1 = asn1js.fromBER(decrypted);
+    const asn1 = decodeBer(decrypted);
     if (asn1.offset === -1 || !(asn1.result instanceof asn1js.Sequence)) return { digest: decrypted };
     const [algorithm, digest] = asn1.result.valueBlock.value;
     const oid = algorithm instanceof asn1js.Sequence ? algorithm.valueBlock.value[0] : undefined;

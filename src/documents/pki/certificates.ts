@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { decodeBer } from './asn1.js';
 
 /** A certificate kept in both shapes: Node's (fast signature checks) and pkijs' (names, extensions). */
 export interface Cert {
@@ -29,7 +29,7 @@ export function parseCert(der: Uint8Array, parsed?: pkijs.Certificate): Cert | u
     // such a certificate can verify nothing, so it is no certificate at all here.
     void x509.publicKey;
     if (parsed) return { der: buffer, x509, parsed };
-    const asn1 = asn1js.fromBER(buffer);
+    const asn1 = decodeBer(buffer);
     if (asn1.offset === -1) return undefined;
     return { der: buffer, x509, parsed: new pkijs.Certificate({ schema: asn1.result }) };
   } catch {

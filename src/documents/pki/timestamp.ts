@@ -1,11 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
-import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { hashBytes, hashFromOid } from './algorithms.js';
 import { summarizeCert } from './certificates.js';
 import { buildChain } from './chain.js';
 import type { TrustStore } from './trust.js';
 import { checkSignedData, type CmsCheck } from './cms/signed-data.js';
+import { decodeBer } from './asn1.js';
 
 const OID_TST_INFO = '1.2.840.113549.1.9.16.1.4';
 
@@ -36,7 +36,7 @@ export function checkTimestampToken(token: Uint8Array, stamped: Uint8Array, trus
   }
   let info: pkijs.TSTInfo;
   try {
-    const asn1 = asn1js.fromBER(cms.eContent);
+    const asn1 = decodeBer(cms.eContent);
     info = new pkijs.TSTInfo({ schema: asn1.result });
   } catch {
     report.errors.push('the time-stamp token content (TSTInfo) cannot be decoded');

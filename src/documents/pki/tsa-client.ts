@@ -4,6 +4,7 @@ import { AppError, ErrorCode } from '../../errors/app-error.js';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { OID } from './cms/build.js';
+import { decodeBer } from './asn1.js';
 
 /**
  * RFC 3161 client for the PAdES B-T signature timestamp. The TSA URL is set by the
@@ -81,7 +82,7 @@ export async function requestTimestamp(signatureValue: Buffer, options: TsaOptio
   nonce[0] &= 0x7f;
   const reply = await post(options.url, buildTimeStampRequest(hash, nonce), options);
   try {
-    const parsed = asn1js.fromBER(reply);
+    const parsed = decodeBer(reply);
     if (parsed.offset === -1) throw new Error('not BER');
     const response = new pkijs.TimeStampResp({ schema: parsed.result });
     const status = response.status.status;

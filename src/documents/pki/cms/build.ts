@@ -1,6 +1,7 @@
 import { createHash, sign as cryptoSign, type KeyObject, type X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { decodeBer } from '../asn1.js';
 
 /**
  * CMS SignedData for PAdES baseline B-B/B-T (ETSI EN 319 142-1): detached over the PDF
@@ -31,7 +32,7 @@ export interface CmsSigner {
 const der = (value: { toBER(): ArrayBuffer }): Buffer => Buffer.from(value.toBER());
 
 function parseBer(bytes: Uint8Array, what: string): asn1js.AsnType {
-  const asn1 = asn1js.fromBER(bytes);
+  const asn1 = decodeBer(bytes);
   if (asn1.offset === -1) throw new Error(`${what} is not valid BER`);
   return asn1.result;
 }

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { decodeBer, derEncoding } from '../asn1.js';
 import {
   OID_NAMES,
   WEAK_HASHES,
@@ -38,6 +39,8 @@ export interface CmsCheck {
   /** Names an algorithm that verified but is too weak to pass (SHA-1, short RSA keys). */
   weakAlgorithm?: string;
   intact: boolean;
+  /** Why `intact` is false other than a digest mismatch (signed attributes that are not DER). */
+  digestProblem?: string;
   /** True when the message-digest attribute was compared with the content's digest (`intact` is meaningful). */
   digestCompared?: boolean;
   cryptoValid: boolean;
@@ -139,7 +142,7 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   let signedData: pkijs.SignedData;
   let signedDataAsn1: asn1js.AsnType;
   try {
-    const asn1 = asn1js.fromBER(cms);
+    const asn1 = decodeBer(cms);
     if (asn1.offset === -1) return emptyCheck('the signature value is not DER-encoded CMS');
     const contentInfo = new pkijs.ContentInfo({ schema: asn1.result });
     if (contentInfo.contentType !== OID_SIGNED_DATA) return emptyCheck('the CMS object is not SignedData');
@@ -198,8 +201,15 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
     }
     if (!attribute(signerInfo.signedAttrs, OID_CONTENT_TYPE)) check.structureError ??= 'the signed attributes have no content-type';
     if (check.signerCert) {
-      const signedAttrs = bytesOf(signerInfo.signedAttrs.encodedValue);
-      check.cryptoValid = verifySignature(scheme, check.signerCert.x509.publicKey, signedAttrs, check.signatureValue);
+      // RFC 5652 §5.4: the signature covers the DER encoding of the signed attributes, whatever was transmitted.
+      const key = check.signerCert.x509.publicKey;
+      const transmitted = bytesOf(signerInfo.signedAttrs.encodedValue);
+      const der = derEncoding(decodeBer(transmitted).result);
+      check.cryptoValid = !!der && verifySignature(scheme, key, der, check.signatureValue);
+      if (!check.cryptoValid && !(der && sameBytes(der, transmitted)) && verifySignature(scheme, key, transmitted, check.signatureValue)) {
+        check.intact = false;
+        check.digestProblem = 'the signature covers signed attributes that are not DER-encoded (their SET is not in DER order or not in its shortest form): RFC 5652 requires the DER encoding';
+      }
     }
   } else if (check.signerCert) {
     // No signed attributes: the signature is directly over the content; for RSA the digest can be read back.

@@ -3,6 +3,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { bmpPassword, KDF_PURPOSE, PKCS12_HASHES, pkcs12Kdf } from './kdf.js';
 import { rc2CbcDecrypt } from './rc2.js';
+import { decodeBer } from '../asn1.js';
 
 /**
  * Reads a PKCS#12 (RFC 7292) archive with pkijs/asn1js for the structures and node:crypto (plus
@@ -81,7 +82,7 @@ function octets(block: asn1js.AsnType | undefined): Buffer {
 }
 
 function parse<T extends pkijs.PkiObject>(type: { new (params: { schema: asn1js.AsnType }): T }, der: Uint8Array | ArrayBuffer, what: string): T {
-  const asn1 = asn1js.fromBER(der);
+  const asn1 = decodeBer(der);
   if (asn1.offset === -1) throw formatError(what);
   try {
     return new type({ schema: asn1.result });
@@ -224,7 +225,7 @@ function pbmac1Key(params: asn1js.AsnType, password: Buffer): { hash: string; ke
 
 function readSafeContents(der: Buffer, password: Password, out: Pkcs12Contents, depth: number): void {
   if (depth > MAX_NESTING) throw formatError('safe contents nested too deeply');
-  const asn1 = asn1js.fromBER(der);
+  const asn1 = decodeBer(der);
   if (asn1.offset === -1 || !(asn1.result instanceof asn1js.Sequence)) throw formatError('safe contents');
   for (const element of asn1.result.valueBlock.value) {
     let bag: pkijs.SafeBag;

@@ -3,6 +3,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { signatureScheme, verifySignature } from '../algorithms.js';
 import { issuedBy, parseCert, type Cert } from '../certificates.js';
+import { decodeBer } from '../asn1.js';
 
 /**
  * Reads one piece of revocation evidence (an OCSP response or a CRL) about one certificate and says
@@ -44,10 +45,11 @@ const SKEW_MS = 5 * 60 * 1000;
 const REASONS = ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'certificateHold', 'unused', 'removeFromCRL', 'privilegeWithdrawn', 'aACompromise'];
 
 const hex = (bytes: ArrayBuffer | Uint8Array) => Buffer.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes)).toString('hex');
-const serialHex = (cert: Cert) => hex(cert.parsed.serialNumber.valueBlock.valueHexView).replace(/^(00)+(?=.)/, '');
+const serialOf = (serial: asn1js.Integer) => hex(serial.valueBlock.valueHexView).replace(/^(00)+(?=.)/, '');
+const serialHex = (cert: Cert) => serialOf(cert.parsed.serialNumber);
 
 function fromDer<T>(der: Uint8Array, make: (schema: asn1js.AsnType) => T, what: string): T {
-  const asn1 = asn1js.fromBER(der);
+  const asn1 = decodeBer(der);
   if (asn1.offset === -1) throw new EvidenceProblem(`the ${what} is not DER`);
   try {
     return make(asn1.result);
@@ -93,7 +95,7 @@ function matchesCertId(id: pkijs.CertID, cert: Cert, issuer: Cert): boolean {
   const issuerKey = new Uint8Array(issuer.parsed.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView);
   return hex(id.issuerNameHash.valueBlock.valueHexView) === createHash(hashName).update(issuerName).digest('hex')
     && hex(id.issuerKeyHash.valueBlock.valueHexView) === createHash(hashName).update(issuerKey).digest('hex')
-    && hex(id.serialNumber.valueBlock.valueHexView).replace(/^(00)+(?=.)/, '') === serialHex(cert);
+    && serialOf(id.serialNumber) === serialHex(cert);
 }
 
 /**
@@ -117,7 +119,7 @@ function readOcsp(der: Uint8Array, cert: Cert, issuer: Cert, at: Date, nonce?: U
   ocspSigner(basic, issuer, data.producedAt);
   if (nonce) {
     const sent = data.responseExtensions?.find((e) => e.extnID === OCSP_NONCE);
-    const echoed = sent ? asn1js.fromBER(sent.extnValue.valueBlock.valueHexView) : undefined;
+    const echoed = sent ? decodeBer(sent.extnValue.valueBlock.valueHexView) : undefined;
     const value = echoed && echoed.offset !== -1 && echoed.result instanceof asn1js.OctetString ? new Uint8Array(echoed.result.valueBlock.valueHexView) : sent ? new Uint8Array(sent.extnValue.valueBlock.valueHexView) : undefined;
     if (!value || hex(value) !== hex(nonce)) throw new EvidenceProblem('the OCSP response does not echo the nonce sent (a replayed answer)');
   }
@@ -135,7 +137,7 @@ function readOcsp(der: Uint8Array, cert: Cert, issuer: Cert, at: Date, nonce?: U
     if (reasonValue instanceof asn1js.Enumerated) verdict.reason = REASONS[reasonValue.valueBlock.valueDec] ?? String(reasonValue.valueBlock.valueDec);
     if (!verdict.revokedAt) {
       // Constructed-as-implicit: pkijs leaves the [1] content raw; read the GeneralizedTime from its bytes.
-      const raw = asn1js.fromBER(certStatus.valueBlock.value?.[0]?.toBER() ?? new ArrayBuffer(0));
+      const raw = decodeBer(certStatus.valueBlock.value?.[0]?.toBER() ?? new ArrayBuffer(0));
       if (raw.offset !== -1 && raw.result instanceof asn1js.GeneralizedTime) verdict.revokedAt = raw.result.toDate().toISOString();
     }
   }
@@ -147,24 +149,64 @@ export function readCrl(der: Uint8Array, cert: Cert, issuer: Cert): EvidenceVerd
   return damagedIsAProblem('CRL', () => readCrlChecked(der, cert, issuer));
 }
 
-function readCrlChecked(der: Uint8Array, cert: Cert, issuer: Cert): EvidenceVerdict {
+/** What a CRL says, kept per decoded CRL: a DSS lists one CRL for many certificates, decoded once. */
+interface CrlSummary {
+  issuer: string;
+  tbs: Uint8Array;
+  algorithm: pkijs.AlgorithmIdentifier;
+  signature: Uint8Array;
+  thisUpdate: Date;
+  nextUpdate?: Date;
+  /** Serial (hex, no leading zero octets) → revocation date and reason. */
+  revoked: Map<string, { at: Date; reason?: string }>;
+  /** Issuer certificate fingerprint → the signature verified with its key. */
+  signatureBy: Map<string, boolean>;
+}
+
+const crlSummaries = new WeakMap<Uint8Array, CrlSummary>();
+
+
+function summarizeCrl(der: Uint8Array): CrlSummary {
+  let summary = crlSummaries.get(der);
+  if (summary) return summary;
   const crl = fromDer(der, (schema) => new pkijs.CertificateRevocationList({ schema }), 'CRL');
-  const crlIssuer = hex(crl.issuer.toSchema().toBER());
-  if (crlIssuer !== hex(issuer.parsed.subject.toSchema().toBER()) || crlIssuer !== hex(cert.parsed.issuer.toSchema().toBER())) {
+  const revoked = new Map<string, { at: Date; reason?: string }>();
+  for (const entry of crl.revokedCertificates ?? []) {
+    const serial = serialOf(entry.userCertificate);
+    if (revoked.has(serial)) continue;
+    const reasonExt = entry.crlEntryExtensions?.extensions.find((e) => e.extnID === '2.5.29.21');
+    const reason = reasonExt ? decodeBer(reasonExt.extnValue.valueBlock.valueHexView) : undefined;
+    const code = reason && reason.offset !== -1 && reason.result instanceof asn1js.Enumerated ? reason.result.valueBlock.valueDec : undefined;
+    revoked.set(serial, { at: entry.revocationDate.value, reason: code === undefined ? undefined : REASONS[code] ?? String(code) });
+  }
+  summary = {
+    issuer: hex(crl.issuer.toSchema().toBER()),
+    tbs: crl.tbsView,
+    algorithm: crl.signatureAlgorithm,
+    signature: new Uint8Array(crl.signatureValue.valueBlock.valueHexView),
+    thisUpdate: crl.thisUpdate.value,
+    nextUpdate: crl.nextUpdate?.value,
+    revoked,
+    signatureBy: new Map(),
+  };
+  crlSummaries.set(der, summary);
+  return summary;
+}
+
+function readCrlChecked(der: Uint8Array, cert: Cert, issuer: Cert): EvidenceVerdict {
+  const crl = summarizeCrl(der);
+  if (crl.issuer !== hex(issuer.parsed.subject.toSchema().toBER()) || crl.issuer !== hex(cert.parsed.issuer.toSchema().toBER())) {
     throw new EvidenceProblem('the CRL was issued by another CA');
   }
-  if (!verifiedBy(crl.tbsView, crl.signatureAlgorithm, new Uint8Array(crl.signatureValue.valueBlock.valueHexView), issuer)) {
-    throw new EvidenceProblem('the CRL signature does not verify with the issuer certificate');
-  }
-  const verdict: EvidenceVerdict = { status: 'good', method: 'crl', producedAt: crl.thisUpdate.value.toISOString(), nextUpdate: crl.nextUpdate ? crl.nextUpdate.value.toISOString() : null };
-  const serial = serialHex(cert);
-  const entry = crl.revokedCertificates?.find((r) => hex(r.userCertificate.valueBlock.valueHexView).replace(/^(00)+(?=.)/, '') === serial);
+  const key = issuer.x509.fingerprint256;
+  if (!crl.signatureBy.has(key)) crl.signatureBy.set(key, verifiedBy(crl.tbs, crl.algorithm, crl.signature, issuer));
+  if (!crl.signatureBy.get(key)) throw new EvidenceProblem('the CRL signature does not verify with the issuer certificate');
+  const verdict: EvidenceVerdict = { status: 'good', method: 'crl', producedAt: crl.thisUpdate.toISOString(), nextUpdate: crl.nextUpdate ? crl.nextUpdate.toISOString() : null };
+  const entry = crl.revoked.get(serialHex(cert));
   if (entry) {
     verdict.status = 'revoked';
-    verdict.revokedAt = entry.revocationDate.value.toISOString();
-    const reasonExt = entry.crlEntryExtensions?.extensions.find((e) => e.extnID === '2.5.29.21');
-    const reason = reasonExt ? asn1js.fromBER(reasonExt.extnValue.valueBlock.valueHexView) : undefined;
-    if (reason && reason.offset !== -1 && reason.result instanceof asn1js.Enumerated) verdict.reason = REASONS[reason.result.valueBlock.valueDec] ?? String(reason.result.valueBlock.valueDec);
+    verdict.revokedAt = entry.at.toISOString();
+    if (entry.reason) verdict.reason = entry.reason;
   }
   return verdict;
 }

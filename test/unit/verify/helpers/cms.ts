@@ -21,6 +21,8 @@ export interface CmsOptions {
   digestOidOverride?: string;
   signingTime?: Date;
   unsignedAttributes?: pkijs.Attribute[];
+  /** Transmit the signed attributes out of DER order, signing those bytes or their DER encoding. */
+  attributesOutOfOrder?: 'signed-as-sent' | 'signed-in-der';
 }
 
 const DIGEST_OID = { sha1: '1.3.14.3.2.26', sha256: '2.16.840.1.101.3.4.2.1', sha384: '2.16.840.1.101.3.4.2.2', sha512: '2.16.840.1.101.3.4.2.3' } as const;
@@ -65,9 +67,11 @@ export function buildCms(content: Uint8Array, options: CmsOptions): Buffer {
   if (!options.withoutMessageDigest) {
     attributes.push(new pkijs.Attribute({ type: '1.2.840.113549.1.9.4', values: [new asn1js.OctetString({ valueHex: messageDigest })] }));
   }
-  const signedAttrsDer = new asn1js.Set({ value: attributes.map((a) => a.toSchema()) }).toBER();
+  const encodingOf = (list: pkijs.Attribute[]) => Buffer.from(new asn1js.Set({ value: list.map((a) => a.toSchema()) }).toBER());
+  const derOrder = [...attributes].sort((a, b) => Buffer.compare(Buffer.from(a.toSchema().toBER()), Buffer.from(b.toSchema().toBER())));
+  if (options.attributesOutOfOrder) attributes.splice(0, attributes.length, ...[...derOrder].reverse());
   const key = options.signer.key;
-  const data = Buffer.from(signedAttrsDer);
+  const data = encodingOf(options.attributesOutOfOrder === 'signed-as-sent' ? attributes : derOrder);
   const signature =
     options.scheme === 'pss'
       ? cryptoSign(digest, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: options.pssDefaultParams ? 20 : 32 })
