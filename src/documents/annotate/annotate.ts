@@ -1,7 +1,6 @@
 import Docxtemplater from 'docxtemplater';
-import PizZip from 'pizzip';
-import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
-import { assertDocx } from '../../inputs/zip.js';
+import { AppError, ErrorCode, unprocessable, validationError } from '../../errors/app-error.js';
+import { OpcPackage } from '../ooxml/package.js';
 import { fillContentControls } from './content-controls.js';
 import { pageTextWidthTwips } from './drawing.js';
 import { rootIdentifier } from './expressions.js';
@@ -13,10 +12,11 @@ import { assertRowShapes } from './sdt-table.js';
 import { createTagParser } from './tag-parser.js';
 import { appErrorInside, isTemplateError, templateInvalid, unreadablePart } from './template-errors.js';
 import { foreignTemplateLanguage, scanTemplateText } from './template-syntax.js';
+import { templaterZip } from './templater-zip.js';
 import type { AnnotateInput, AnnotateResult } from './types.js';
 
 /** Parts that hold document text: body, headers, footers, foot/endnotes (text boxes are inside them). */
-const STORY_PART = /^word\/(document\d*|header\d+|footer\d+|footnotes|endnotes)\.xml$/;
+const STORY_PART = /^\/word\/(document\d*|header\d+|footer\d+|footnotes|endnotes)\.xml$/;
 
 type CompiledPart = { type: string; value: string; module?: string; tag?: string; position?: string; subparsed?: CompiledPart[] };
 
@@ -87,14 +87,6 @@ function templateData(data: Record<string, unknown>, fields: Map<string, Prepare
   return merged;
 }
 
-function loadZip(template: Buffer): PizZip {
-  try {
-    return new PizZip(template);
-  } catch {
-    throw invalidFile('The template could not be opened as a DOCX (corrupt ZIP).');
-  }
-}
-
 function rethrow(error: unknown): never {
   if (error instanceof AppError) throw error;
   const raisedByValue = appErrorInside(error);
@@ -111,22 +103,22 @@ function rethrow(error: unknown): never {
  * 422 TEMPLATE_INVALID (all template errors), FIELD_NOT_FOUND, MISSING_VALUES (strict).
  */
 export function annotateDocx(input: AnnotateInput): AnnotateResult {
-  const template = Buffer.isBuffer(input.template) ? input.template : Buffer.from(input.template.buffer, input.template.byteOffset, input.template.byteLength);
-  assertDocx(template);
+  // The one ZIP reader refuses what is not a DOCX, zip bombs and ambiguous packages before anything else.
+  const pkg = OpcPackage.open(input.template);
   if (input.data !== undefined && (input.data === null || typeof input.data !== 'object' || Array.isArray(input.data))) {
     throw validationError('"data" must be a JSON object.', [{ field: 'data', issue: 'expected an object' }]);
   }
   const warnings: string[] = [];
   const images = input.images ?? {};
   const fields = prepareFields(input.fields ?? [], images, warnings);
-  const zip = loadZip(template);
-  const media = new MediaRegistry(zip);
-  const pageWidth = pageTextWidthTwips(zip.file('word/document.xml')?.asText() ?? '');
+  const media = new MediaRegistry(pkg);
+  const pageWidth = pageTextWidthTwips(pkg.text('/word/document.xml'));
   const missing = new Set<string>();
-  const storyParts = Object.keys(zip.files).filter((name) => STORY_PART.test(name));
-  const textScan = scanTemplateText(zip, storyParts);
+  const storyParts = pkg.partNames().filter((name) => STORY_PART.test(name));
+  const textScan = scanTemplateText(pkg, storyParts);
   if (textScan.foreign.length) throw foreignTemplateLanguage(textScan.foreign);
   const valueWarnings = new Set<string>();
+  const zip = templaterZip(pkg);
 
   let doc: Docxtemplater;
   try {
@@ -153,19 +145,21 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
     rethrow(error);
   }
 
-  textScan.restore(zip);
+  zip.copyChangesTo(pkg);
+  textScan.restore(pkg);
 
   const matched = new Set([...fields.keys()].filter((name) => tagNames.has(name)));
   let namedControls = 0;
-  for (const partPath of storyParts) {
+  for (const partName of storyParts) {
+    const partPath = partName.slice(1);
     let result: ReturnType<typeof fillContentControls>;
     try {
-      result = fillContentControls(zip.file(partPath)!.asText(), partPath, fields, { media, pageTextWidthTwips: pageWidth });
+      result = fillContentControls(pkg.text(partName), partPath, fields, { media, pageTextWidthTwips: pageWidth });
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw unreadablePart(partPath, error);
     }
-    if (result.xml !== null) zip.file(partPath, result.xml);
+    if (result.xml !== null) pkg.setText(partName, result.xml);
     result.matched.forEach((name) => matched.add(name));
     namedControls += result.namedControls;
   }
@@ -195,5 +189,5 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   }
   missing.forEach((name) => warnings.push(`Tag {${name}} had no value and was left empty.`));
   media.flush();
-  return { docx: zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer, warnings };
+  return { docx: pkg.write(), warnings };
 }

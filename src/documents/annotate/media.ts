@@ -1,10 +1,6 @@
-import type PizZip from 'pizzip';
-import { NS, REL, XML_DECLARATION } from '../ooxml/constants.js';
-import { relationshipsPartOf } from '../ooxml/package.js';
+import { REL } from '../ooxml/constants.js';
+import type { OpcPackage } from '../ooxml/package.js';
 import type { ImageAsset } from './images.js';
-
-/** ZIP item name of the .rels part of the part stored as `partPath` (e.g. word/document.xml). */
-const relsPathFor = (partPath: string) => relationshipsPartOf(`/${partPath}`).slice(1);
 
 /**
  * Collects the images embedded while rendering and writes them into the package at the end:
@@ -18,12 +14,12 @@ export class MediaRegistry {
   private drawingCounter = 0;
   private readonly drawingIdBase: number;
 
-  constructor(private readonly zip: PizZip) {
+  constructor(private readonly pkg: OpcPackage) {
     // docPr ids must be unique across the document; start above any the template uses.
     let highest = 0;
-    for (const name of Object.keys(zip.files)) {
-      if (!/^word\/.*\.xml$/.test(name)) continue;
-      const xml = zip.files[name].asText();
+    for (const name of pkg.partNames()) {
+      if (!/^\/word\/.*\.xml$/.test(name)) continue;
+      const xml = pkg.text(name);
       for (const match of xml.matchAll(/<wp:docPr[^>]*?\sid="(\d+)"/g)) highest = Math.max(highest, Number(match[1]));
     }
     this.drawingIdBase = highest + 1000;
@@ -66,41 +62,23 @@ export class MediaRegistry {
     return this.drawingIdBase + ++this.drawingCounter;
   }
 
-  /** Writes media, relationships and content types into the zip. */
+  /** Writes media, relationships and content types into the package. */
   flush(): void {
+    const types = new Map<string, string>();
     for (const [asset, targets] of this.mediaTargets) {
-      if (targets.raster) this.zip.file(`word/${targets.raster}`, asset.bytes);
-      if (targets.svg && asset.svg) this.zip.file(`word/${targets.svg}`, asset.svg);
+      if (targets.raster) {
+        this.pkg.setBytes(`/word/${targets.raster}`, asset.bytes);
+        types.set(asset.extension, asset.contentType);
+      }
+      if (targets.svg && asset.svg) {
+        this.pkg.setBytes(`/word/${targets.svg}`, asset.svg);
+        types.set('svg', 'image/svg+xml');
+      }
     }
-    for (const [partPath, rels] of this.relsByPart) this.addRelationships(partPath, rels);
-    this.addContentTypeDefaults();
-  }
-
-  private addRelationships(partPath: string, rels: Map<string, string>): void {
-    const relsPath = relsPathFor(partPath);
-    const existing = this.zip.file(relsPath)?.asText()
-      ?? `${XML_DECLARATION}<Relationships xmlns="${NS.relationships}"></Relationships>`;
     // Parts are in word/, so targets relative to the part are "media/…".
-    const entries = [...rels].map(([target, rId]) => `<Relationship Id="${rId}" Type="${REL.image}" Target="${target}"/>`).join('');
-    const updated = /<Relationships[^>]*\/>/.test(existing)
-      ? existing.replace(/<Relationships([^>]*)\/>/, `<Relationships$1>${entries}</Relationships>`)
-      : existing.replace('</Relationships>', `${entries}</Relationships>`);
-    this.zip.file(relsPath, updated);
-  }
-
-  private addContentTypeDefaults(): void {
-    const file = this.zip.file('[Content_Types].xml');
-    if (!file || this.mediaTargets.size === 0) return;
-    let xml = file.asText();
-    const needed = new Map<string, string>();
-    for (const [asset, targets] of this.mediaTargets) {
-      if (targets.raster) needed.set(asset.extension, asset.contentType);
-      if (targets.svg) needed.set('svg', 'image/svg+xml');
+    for (const [partPath, rels] of this.relsByPart) {
+      for (const [target, id] of rels) this.pkg.addRelationship(`/${partPath}`, { id, type: REL.image, target });
     }
-    for (const [extension, contentType] of needed) {
-      if (new RegExp(`<Default[^>]*Extension="${extension}"`, 'i').test(xml)) continue;
-      xml = xml.replace(/<Types([^>]*)>/, `<Types$1><Default Extension="${extension}" ContentType="${contentType}"/>`);
-    }
-    this.zip.file('[Content_Types].xml', xml);
+    if (types.size) this.pkg.declareContentTypes(Object.fromEntries(types), {});
   }
 }

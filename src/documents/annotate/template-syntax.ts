@@ -1,4 +1,4 @@
-import type PizZip from 'pizzip';
+import type { OpcPackage } from '../ooxml/package.js';
 import { ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { controlNames } from './content-controls.js';
 import { unreadablePart } from './template-errors.js';
@@ -46,7 +46,7 @@ export interface ForeignTag {
 
 export interface TemplateTextScan {
   /** Puts the hidden placeholder braces back (call after docxtemplater has rendered). */
-  restore(zip: PizZip): void;
+  restore(pkg: OpcPackage): void;
   foreign: ForeignTag[];
 }
 
@@ -59,11 +59,13 @@ function hideBraces(t: Element): void {
   }
 }
 
-export function scanTemplateText(zip: PizZip, storyParts: string[]): TemplateTextScan {
+/** Scans the story parts (part names, e.g. "/word/document.xml") of `pkg`, hiding placeholder braces in it. */
+export function scanTemplateText(pkg: OpcPackage, storyParts: string[]): TemplateTextScan {
   const hidden: string[] = [];
   const foreign: ForeignTag[] = [];
-  for (const part of storyParts) {
-    const xml = zip.file(part)!.asText();
+  for (const partName of storyParts) {
+    const part = partName.slice(1);
+    const xml = pkg.text(partName);
     // Most parts hold neither "{{", "{%" nor "+++": skip them without copying the text out of the markup.
     if (!xml.includes('+') && !/\{[^{%]*[{%]/.test(xml)) continue;
     if (!CANDIDATE.test(xml.replace(/<[^>]*>/g, ''))) continue;
@@ -89,16 +91,15 @@ export function scanTemplateText(zip: PizZip, storyParts: string[]): TemplateTex
       }
     }
     if (changed) {
-      zip.file(part, serializeXml(doc));
-      hidden.push(part);
+      pkg.setText(partName, serializeXml(doc));
+      hidden.push(partName);
     }
   }
   return {
     foreign,
     restore(target) {
-      for (const part of hidden) {
-        const file = target.file(part);
-        if (file) target.file(part, file.asText().replaceAll(OPEN, '{').replaceAll(CLOSE, '}'));
+      for (const partName of hidden) {
+        if (target.has(partName)) target.setText(partName, target.text(partName).replaceAll(OPEN, '{').replaceAll(CLOSE, '}'));
       }
     },
   };

@@ -1,11 +1,10 @@
-import PizZip from 'pizzip';
 import { AppError, invalidFile } from '../../errors/app-error.js';
-import { assertDocx } from '../../inputs/zip.js';
+import { OpcPackage } from '../ooxml/package.js';
 import { BodyWriter, type MediaFile, type Relationship } from './body-writer.js';
 import { buildStylesXml, mergeReferenceStyles } from './styles.js';
 import type { DocumentMetadata, DocumentModel } from './types.js';
 import { XML_DECLARATION, esc } from './xml.js';
-import { compressPart, writeZip, type CompressedPart, type ZipPart } from './zip-writer.js';
+import { compressPart, writeZip, type CompressedPart, type ZipPart } from '../ooxml/zip/write.js';
 
 /** Assembles a complete DOCX package from the document model. */
 const NS = {
@@ -78,23 +77,18 @@ interface ReferenceParts {
 }
 
 function readReference(reference: Uint8Array): ReferenceParts {
-  const buf = Buffer.from(reference.buffer, reference.byteOffset, reference.byteLength);
+  let pkg: OpcPackage;
   try {
-    assertDocx(buf);
+    pkg = OpcPackage.open(reference);
   } catch (err) {
     if (err instanceof AppError) throw new AppError(err.status, err.code, `The reference document is unusable: ${err.message}`);
     throw err;
   }
-  let zip: PizZip;
-  try {
-    zip = new PizZip(buf);
-  } catch {
-    throw invalidFile('The reference document could not be read as a DOCX; send a DOCX saved by Word or LibreOffice.');
-  }
-  const styles = zip.file('word/styles.xml')?.asText();
+  const text = (partName: string) => (pkg.has(partName) ? pkg.text(partName) : undefined);
+  const styles = text('/word/styles.xml');
   if (!styles) throw invalidFile('The reference document has no word/styles.xml; send a DOCX saved by Word or LibreOffice.');
-  const theme = zip.file('word/theme/theme1.xml')?.asNodeBuffer();
-  return { styles: mergeReferenceStyles(styles), theme, fontTable: zip.file('word/fontTable.xml')?.asText() };
+  const theme = pkg.bytes('/word/theme/theme1.xml');
+  return { styles: mergeReferenceStyles(styles), theme: theme && Buffer.from(theme.buffer, theme.byteOffset, theme.byteLength), fontTable: text('/word/fontTable.xml') };
 }
 
 function relationshipsXml(entries: { id: string; type: string; target: string; external?: boolean }[]): string {

@@ -1,10 +1,10 @@
 import type { Document } from '@xmldom/xmldom';
-import { invalidFile } from '../../errors/app-error.js';
-import { crc32 } from 'node:zlib';
-import { assertDocx, type ZipEntry } from '../../inputs/zip.js';
-import { writeZip, type CompressedPart, type ZipPart } from '../model/zip-writer.js';
-import { CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, XML_DECLARATION } from './constants.js';
+import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { CONTENT_TYPES_PART, NS, XML_DECLARATION } from './constants.js';
+import { equivalenceKey, normalisePartName, partNameOf, relationshipsPartOf, resolvePartName } from './part-names.js';
 import { childElements, parseXmlPart, serializeXml } from './xml.js';
+import { DEFAULT_ZIP_LIMITS, readZip, type ZipEntry, type ZipLimits } from './zip/read.js';
+import { writeZip, type CompressedPart, type ZipPart } from './zip/write.js';
 
 /** One relationship of a source part, as its .rels part states it. */
 export interface Relationship {
@@ -28,10 +28,11 @@ export interface OpenOptions {
    * nothing. Without it (for code that rewrites the package) both throw the 422 AppError.
    */
   tolerant?: boolean;
+  limits?: ZipLimits;
 }
 
 interface StoredPart {
-  /** ZIP item name, as stored (the part name without its leading slash). */
+  /** ZIP item name, as stored. */
   name: string;
   /** Where the part is in the source archive; absent for parts added since. */
   entry?: ZipEntry;
@@ -41,56 +42,25 @@ interface StoredPart {
 }
 
 interface ContentTypes {
-  doc?: Document;
   defaults: Map<string, string>;
+  /** By equivalence key: OPC matches an Override to its part case-insensitively (one part per key, read.ts). */
   overrides: Map<string, string>;
 }
 
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
+const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+const LOCAL_SIGNATURE = 0x04034b50;
+
+/** Refuses what is not a ZIP package, telling password-protected OOXML (an OLE container) and legacy .doc apart. */
+function refuseNonPackage(buf: Buffer): void {
+  if (buf.subarray(0, 8).equals(OLE_MAGIC)) {
+    if (buf.indexOf(Buffer.from('EncryptionInfo', 'utf16le')) >= 0) {
+      throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
+    }
+    throw invalidFile('The file is a legacy binary Word document (.doc); only DOCX is accepted.');
   }
-}
-
-/** OPC part names are equivalent when equal ignoring ASCII case; ZIP item names may spell them unescaped. */
-export const partKey = (partName: string): string => safeDecode(partName.startsWith('/') ? partName : '/' + partName).toLowerCase();
-
-/** "/word/document.xml" → "/word/_rels/document.xml.rels"; "/" (the package) → "/_rels/.rels". */
-export function relationshipsPartOf(sourcePart: string): string {
-  if (sourcePart === PACKAGE_SOURCE) return '/_rels/.rels';
-  const slash = sourcePart.lastIndexOf('/');
-  return `${sourcePart.slice(0, slash)}/_rels/${sourcePart.slice(slash + 1)}.rels`;
-}
-
-/** The source part of a relationships part ("/" = the package), or undefined when `partName` is not one. */
-export function sourceOfRelationshipsPart(partName: string): string | undefined {
-  const match = /^(.*\/)_rels\/([^/]*)\.rels$/i.exec(partName);
-  return match ? match[1] + match[2] : undefined;
-}
-
-/** Resolves an internal relationship target against its source part, giving a part name. */
-export function resolvePartName(sourcePart: string, target: string): string {
-  try {
-    return safeDecode(new URL(target, `http://package${sourcePart}`).pathname);
-  } catch {
-    return target;
+  if (buf.length < 4 || buf.readUInt32LE(0) !== LOCAL_SIGNATURE) {
+    throw invalidFile('The file is not a DOCX document (it is not a ZIP package).');
   }
-}
-
-/** The Target to write for a relationship from `sourcePart` to `partName`: relative when it lies in the source's folder. */
-export function relativeTarget(sourcePart: string, partName: string): string {
-  const folder = sourcePart.slice(0, sourcePart.lastIndexOf('/') + 1);
-  return partName.startsWith(folder) ? partName.slice(folder.length) : partName;
-}
-
-/** The part name as a URI path (OPC part names are ASCII with percent-encoding). */
-export function partUri(partName: string): string {
-  return partName
-    .split('/')
-    .map((segment) => segment.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@%]/gu, (c) => encodeURIComponent(c)))
-    .join('/');
 }
 
 /** The first `${prefix}N` (N = 1, 2, …) no relationship uses as its Id. */
@@ -103,8 +73,8 @@ const EMPTY_RELATIONSHIPS = `${XML_DECLARATION}<Relationships xmlns="${NS.relati
 
 /**
  * An OPC package (the ZIP of a DOCX) as named parts, read and written in memory. Part names are
- * absolute ("/word/document.xml") and compared case-insensitively, as OPC requires; parts keep
- * their ZIP order, and added parts go at the end.
+ * absolute ("/word/document.xml") and found exactly (part-names.ts); the ZIP reader has refused
+ * packages with equivalent names. Parts keep their ZIP order; added parts go at the end.
  */
 export class OpcPackage {
   private readonly parts = new Map<string, StoredPart>();
@@ -116,42 +86,37 @@ export class OpcPackage {
     private readonly tolerant: boolean,
   ) {
     for (const entry of entries) {
-      const data = entry.data!;
-      if (!entry.name.endsWith('/')) this.parts.set(partKey(entry.name), { name: entry.name, entry, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) });
+      const { data } = entry;
+      if (!entry.name.endsWith('/')) this.parts.set(partNameOf(entry.name), { name: entry.name, entry, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) });
     }
   }
 
   /**
-   * Throws AppError INVALID_FILE_FORMAT / ENCRYPTED_DOCUMENT / zip-bomb refusals from assertDocx. The
-   * guard inflates every entry to measure it; the package reads parts from what it measured, so each
-   * part is inflated once, natively.
+   * Reads a DOCX through the one ZIP reader (zip/read.ts), which inflates every part once, natively,
+   * within `limits`. Throws AppError: 400 INVALID_FILE_FORMAT (not a DOCX, malformed or ambiguous
+   * ZIP), 422 INVALID_FILE_FORMAT (zip bomb), 422 ENCRYPTED_DOCUMENT.
    */
   static open(data: Uint8Array, options: OpenOptions = {}): OpcPackage {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    // Every part is kept as the guard inflated it: the scrub reads them all on the way to LibreOffice,
-    // and a part read on demand would be cached just the same (the guard bounds the total).
-    const entries = assertDocx(buf, undefined, { keepData: true });
-    return new OpcPackage(buf, entries, options.tolerant ?? false);
+    refuseNonPackage(buf);
+    const pkg = new OpcPackage(buf, readZip(buf, options.limits ?? DEFAULT_ZIP_LIMITS), options.tolerant ?? false);
+    if (!pkg.has(CONTENT_TYPES_PART) || !pkg.has('/word/document.xml')) {
+      throw invalidFile('The file is a ZIP archive but not a DOCX document (word/document.xml is missing).');
+    }
+    return pkg;
   }
 
   /** Every part name in package order, except the [Content_Types].xml stream (not a part). */
   partNames(): string[] {
-    const contentTypes = partKey(CONTENT_TYPES_PART);
-    return [...this.parts].filter(([key]) => key !== contentTypes).map(([, part]) => '/' + part.name);
+    return [...this.parts.keys()].filter((name) => name !== CONTENT_TYPES_PART);
   }
 
   has(partName: string): boolean {
-    return this.parts.has(partKey(partName));
-  }
-
-  /** The name as stored (canonical spelling) of a part given in any case/escaping. */
-  canonicalName(partName: string): string | undefined {
-    const part = this.parts.get(partKey(partName));
-    return part && '/' + part.name;
+    return this.parts.has(normalisePartName(partName));
   }
 
   bytes(partName: string): Uint8Array | undefined {
-    return this.parts.get(partKey(partName))?.bytes;
+    return this.parts.get(normalisePartName(partName))?.bytes;
   }
 
   /** Throws AppError INVALID_FILE_FORMAT when the part is missing. */
@@ -168,13 +133,19 @@ export class OpcPackage {
     return parseXmlPart(bytes, partName);
   }
 
-  /** Adds a part, or replaces one (keeping its stored name and place). */
+  /** Adds a part, or replaces one (keeping its stored name and place). Throws (a bug) for a name equivalent to another part's. */
   setBytes(partName: string, bytes: Uint8Array): void {
-    const key = partKey(partName);
-    const existing = this.parts.get(key);
-    if (existing) Object.assign(existing, { bytes, changed: true });
-    else this.parts.set(key, { name: partName.replace(/^\//, ''), bytes, changed: true });
-    if (key === partKey(CONTENT_TYPES_PART)) this.contentTypesCache = undefined;
+    const name = normalisePartName(partName);
+    const existing = this.parts.get(name);
+    if (existing) {
+      Object.assign(existing, { bytes, changed: true });
+    } else {
+      const key = equivalenceKey(name);
+      const clash = [...this.parts.keys()].find((other) => equivalenceKey(other) === key);
+      if (clash) throw new Error(`OpcPackage: ${name} would be a second name for the part ${clash}`);
+      this.parts.set(name, { name: name.slice(1), bytes, changed: true });
+    }
+    if (name === CONTENT_TYPES_PART) this.contentTypesCache = undefined;
   }
 
   setText(partName: string, text: string): void {
@@ -185,10 +156,10 @@ export class OpcPackage {
     this.setText(partName, serializeXml(doc));
   }
 
-  /** Content type of a part: its Override, else the Default for its extension (both case-insensitive). */
+  /** Content type of a part: its Override, else the Default for its extension (both case-insensitive, as OPC says). */
   contentType(partName: string): string | undefined {
     const types = this.contentTypes();
-    const key = partKey(partName);
+    const key = equivalenceKey(normalisePartName(partName));
     const override = types.overrides.get(key);
     if (override !== undefined) return override;
     const extension = /\.([^./]+)$/.exec(key)?.[1];
@@ -202,9 +173,9 @@ export class OpcPackage {
   declareContentTypes(defaults: Record<string, string>, overrides: Record<string, string>): void {
     const doc = this.xml(CONTENT_TYPES_PART);
     const root = doc.documentElement!;
-    const existingDefaults = new Set(childElements(root, NS.contentTypes, 'Default').map((d) => (d.getAttribute('Extension') ?? '').toLowerCase()));
+    const existingDefaults = new Set(childElements(root, NS.contentTypes, 'Default').map((d) => equivalenceKey(d.getAttribute('Extension') ?? '')));
     for (const [extension, type] of Object.entries(defaults)) {
-      if (existingDefaults.has(extension.toLowerCase())) continue;
+      if (existingDefaults.has(equivalenceKey(extension))) continue;
       const node = doc.createElementNS(NS.contentTypes, 'Default');
       node.setAttribute('Extension', extension);
       node.setAttribute('ContentType', type);
@@ -212,7 +183,7 @@ export class OpcPackage {
     }
     const existingOverrides = childElements(root, NS.contentTypes, 'Override');
     for (const [partName, type] of Object.entries(overrides)) {
-      const existing = existingOverrides.find((o) => partKey(o.getAttribute('PartName') ?? '') === partKey(partName));
+      const existing = existingOverrides.find((o) => equivalenceKey(o.getAttribute('PartName') ?? '') === equivalenceKey(partName));
       if (existing) {
         existing.setAttribute('ContentType', type);
         continue;
@@ -249,7 +220,7 @@ export class OpcPackage {
 
   /** Appends a relationship to the .rels part of `sourcePart`, creating that part when needed. */
   addRelationship(sourcePart: string, relationship: NewRelationship): void {
-    const relsPart = this.canonicalName(relationshipsPartOf(sourcePart)) ?? relationshipsPartOf(sourcePart);
+    const relsPart = relationshipsPartOf(sourcePart);
     const doc = this.has(relsPart) ? this.xml(relsPart) : parseXmlPart(EMPTY_RELATIONSHIPS, relsPart);
     const node = doc.createElementNS(NS.relationships, 'Relationship');
     node.setAttribute('Id', relationship.id);
@@ -261,14 +232,14 @@ export class OpcPackage {
   }
 
   /**
-   * Deflated ZIP (native zlib); part order is kept, with [Content_Types].xml first as OPC readers
-   * expect. Parts never replaced are copied as they were stored, with the CRC of their real bytes
-   * (a crafted header's CRC is not trusted).
+   * Deflated ZIP through the one writer (zip/write.ts); part order is kept, with
+   * [Content_Types].xml first as OPC readers expect. Parts never replaced are copied as they were
+   * stored (the reader checked their CRC against their bytes).
    */
   write(): Buffer {
-    const contentTypes = this.canonicalName(CONTENT_TYPES_PART);
-    const names = [...(contentTypes ? [contentTypes] : []), ...this.partNames()];
-    return writeZip(names.map((partName) => this.zipPart(this.parts.get(partKey(partName))!)));
+    const contentTypes = this.parts.get(CONTENT_TYPES_PART);
+    const parts = [...(contentTypes ? [contentTypes] : []), ...[...this.parts].filter(([name]) => name !== CONTENT_TYPES_PART).map(([, part]) => part)];
+    return writeZip(parts.map((part) => this.zipPart(part)));
   }
 
   private zipPart(part: StoredPart): ZipPart | CompressedPart {
@@ -277,7 +248,7 @@ export class OpcPackage {
       return {
         name: Buffer.from(part.name, 'utf8'),
         method: entry.method,
-        checksum: crc32(bytes) >>> 0,
+        checksum: entry.crc32,
         size: entry.uncompressedSize,
         payload: this.source.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize),
       };
@@ -303,11 +274,11 @@ export class OpcPackage {
     if (root) {
       // A part or extension declared twice breaks OPC; the first declaration wins, as a document-order lookup would.
       for (const d of childElements(root, NS.contentTypes, 'Default')) {
-        const extension = (d.getAttribute('Extension') ?? '').toLowerCase();
+        const extension = equivalenceKey(d.getAttribute('Extension') ?? '');
         if (!types.defaults.has(extension)) types.defaults.set(extension, d.getAttribute('ContentType') ?? '');
       }
       for (const o of childElements(root, NS.contentTypes, 'Override')) {
-        const key = partKey(o.getAttribute('PartName') ?? '');
+        const key = equivalenceKey(o.getAttribute('PartName') ?? '');
         if (!types.overrides.has(key)) types.overrides.set(key, o.getAttribute('ContentType') ?? '');
       }
     }

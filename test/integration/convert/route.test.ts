@@ -49,7 +49,8 @@ describe('POST /v1/convert through HTTP', () => {
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!;
     // Inflating on the main thread held health for seconds; the bound leaves room for a loaded CI machine.
-    expect(latencies.length).toBeGreaterThan(10);
+    // (The ZIP reader now refuses these from their declared sizes before inflating anything, so few probes run.)
+    expect(latencies.length).toBeGreaterThan(0);
     expect(p99).toBeLessThan(250);
   });
 

@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONTENT_TYPE, CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
-import {
-  OpcPackage,
-  freeRelationshipId,
-  partKey,
-  partUri,
-  relationshipsPartOf,
-  relativeTarget,
-  sourceOfRelationshipsPart,
-} from '../../ooxml/package.js';
+import { OpcPackage, freeRelationshipId } from '../../ooxml/package.js';
+import { partUri, relationshipsPartOf, relativeTarget, sourceOfRelationshipsPart } from '../../ooxml/part-names.js';
 import { assertSignableRequest, buildAuditRecord } from '../audit.js';
 import type { SigningIdentity } from '../identity.js';
 import type { SignOptions, SignRequest, SignResult } from '../types.js';
@@ -43,11 +36,9 @@ const folderOf = (partName: string) => partName.slice(0, partName.lastIndexOf('/
 function signatureLayout(pkg: OpcPackage): SignatureLayout {
   const originRel = pkg.relationships(PACKAGE_SOURCE).find((r) => r.type === REL.signatureOrigin && !r.external);
   if (!originRel?.partName) return { origin: '/_xmlsignatures/origin.sigs', linked: false, existing: [] };
-  const origin = pkg.canonicalName(originRel.partName) ?? originRel.partName;
+  const origin = originRel.partName;
   const existing = pkg.relationships(origin)
-    .filter((r) => r.type === REL.signature && r.partName)
-    .map((r) => pkg.canonicalName(r.partName!))
-    .filter((name): name is string => name !== undefined);
+    .flatMap((r) => (r.type === REL.signature && r.partName && pkg.has(r.partName) ? [r.partName] : []));
   return { origin, linked: true, existing };
 }
 
@@ -55,11 +46,11 @@ function freeName(pkg: OpcPackage, make: (n: number) => string, first = 1): stri
   for (let n = first; ; n++) if (!pkg.has(make(n))) return make(n);
 }
 
-/** Keys (partKey) of the parts left unsigned: package metadata Word rewrites freely, content types, and the signature parts. */
+/** The parts left unsigned: package metadata Word rewrites freely, content types, and the signature parts. */
 function unsignedParts(pkg: OpcPackage, layout: SignatureLayout): Set<string> {
-  const skip = new Set([CONTENT_TYPES_PART, CORE_PROPERTIES_PART, '/docProps/app.xml', layout.origin, relationshipsPartOf(layout.origin), ...layout.existing].map(partKey));
+  const skip = new Set([CONTENT_TYPES_PART, CORE_PROPERTIES_PART, '/docProps/app.xml', layout.origin, relationshipsPartOf(layout.origin), ...layout.existing]);
   for (const r of pkg.relationships(PACKAGE_SOURCE)) {
-    if (UNSIGNED_RELATIONSHIP_TYPES.has(r.type) && r.partName) skip.add(partKey(r.partName));
+    if (UNSIGNED_RELATIONSHIP_TYPES.has(r.type) && r.partName) skip.add(r.partName);
   }
   return skip;
 }
@@ -67,14 +58,13 @@ function unsignedParts(pkg: OpcPackage, layout: SignatureLayout): Set<string> {
 function buildManifest(pkg: OpcPackage, layout: SignatureLayout): ManifestEntry[] {
   const skip = unsignedParts(pkg, layout);
   const folder = folderOf(layout.origin);
-  const signatureFolder = folder === '/' ? undefined : partKey(folder);
+  const signatureFolder = folder === '/' ? undefined : folder;
   const entries: ManifestEntry[] = [];
   for (const name of pkg.partNames()) {
-    const key = partKey(name);
-    if (skip.has(key) || (signatureFolder && key.startsWith(signatureFolder))) continue;
+    if (skip.has(name) || (signatureFolder && name.startsWith(signatureFolder))) continue;
     const source = sourceOfRelationshipsPart(name);
     if (source !== undefined) {
-      if (source !== PACKAGE_SOURCE && skip.has(partKey(source))) continue;
+      if (source !== PACKAGE_SOURCE && skip.has(source)) continue;
       const relationships = pkg.relationships(source);
       const ids = relationships.filter((r) => !UNSIGNED_RELATIONSHIP_TYPES.has(r.type)).map((r) => r.id);
       if (ids.length === 0) continue;

@@ -5,6 +5,7 @@ import { DIGEST_METHODS, decodeBase64 } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
 import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';
 import type { OpcPackage } from '../../ooxml/package.js';
+import { normalisePartName } from '../../ooxml/part-names.js';
 import { childElements, decodeXmlBytes, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
 import { applyRelationshipTransform, relationshipSelection } from './relationship-transform.js';
 
@@ -56,7 +57,7 @@ export function describeC14n(uri: string): string {
 
 function splitPartUri(uri: string): { name: string; contentType: string | null } {
   const q = uri.indexOf('?');
-  const path = q < 0 ? uri : uri.slice(0, q);
+  const path = normalisePartName(q < 0 ? uri : uri.slice(0, q));
   const query = q < 0 ? '' : uri.slice(q + 1);
   const match = /(?:^|&)ContentType=([^&]*)/.exec(query);
   let contentType: string | null = null;
@@ -116,14 +117,13 @@ function dereference(uri: string, ctx: ReferenceContext, check: ReferenceCheck):
     return undefined;
   }
   const { name, contentType } = splitPartUri(uri);
-  const canonical = ctx.pkg.canonicalName(name);
-  check.part = { name: canonical ?? name, contentType, relationships: null };
-  const bytes = canonical ? ctx.pkg.bytes(canonical) : undefined;
+  check.part = { name, contentType, relationships: null };
+  const bytes = ctx.pkg.bytes(name);
   if (!bytes) {
     check.error = `the signed part ${name} is missing from the package`;
     return undefined;
   }
-  const actualType = ctx.pkg.contentType(canonical!);
+  const actualType = ctx.pkg.contentType(name);
   if (contentType !== null && actualType?.toLowerCase() !== contentType.toLowerCase()) {
     check.error = `the content type of ${name} changed since signing (signed "${contentType}", now "${actualType ?? 'none'}")`;
     return undefined;

@@ -3,7 +3,8 @@ import { fileTooLarge } from '../../../errors/app-error.js';
 import { TrustStore } from '../../pki/trust.js';
 import type { SignerSummary, VerifyOptions } from '../types.js';
 import { CONTENT_TYPE, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
-import { OpcPackage, partKey, relationshipsPartOf } from '../../ooxml/package.js';
+import { OpcPackage } from '../../ooxml/package.js';
+import { relationshipsPartOf } from '../../ooxml/part-names.js';
 import { evaluateDocxSignature } from './signature.js';
 import type { DocxSignatureReport, DocxVerifyReport } from './types.js';
 
@@ -24,36 +25,36 @@ function findSignatureParts(pkg: OpcPackage): SignatureParts {
   if (origin) {
     for (const rel of pkg.relationships(origin)) {
       if (rel.type !== REL.signature || !rel.partName) continue;
-      const name = pkg.canonicalName(rel.partName);
-      if (!name) warnings.push(`the signature part ${rel.partName} listed by the signature origin is missing`);
+      const name = rel.partName;
+      if (!pkg.has(name)) warnings.push(`the signature part ${name} listed by the signature origin is missing`);
       else if (!signatures.includes(name)) signatures.push(name);
     }
   }
   const orphans = pkg.partNames().filter((p) => pkg.contentType(p) === CONTENT_TYPE.xmlSignature && !signatures.includes(p));
   for (const orphan of orphans) warnings.push(`the signature part ${orphan} is not linked from the signature origin; Word ignores it, and so does this check`);
-  return { origin: origin && pkg.canonicalName(origin), signatures: signatures.slice(0, MAX_SIGNATURES), warnings };
+  return { origin: origin && pkg.has(origin) ? origin : undefined, signatures: signatures.slice(0, MAX_SIGNATURES), warnings };
 }
 
 function uncoveredParts(pkg: OpcPackage, found: SignatureParts, signatures: DocxSignatureReport[]): string[] {
-  const infrastructure = new Set(found.signatures.map(partKey));
+  const infrastructure = new Set(found.signatures);
   if (found.origin) {
-    infrastructure.add(partKey(found.origin));
-    infrastructure.add(partKey(relationshipsPartOf(found.origin)));
+    infrastructure.add(found.origin);
+    infrastructure.add(relationshipsPartOf(found.origin));
   }
-  const covered = new Set(signatures.flatMap((s) => s.parts.map((p) => partKey(p.part))));
+  const covered = new Set(signatures.flatMap((s) => s.parts.map((p) => p.part)));
   return pkg
     .partNames()
-    .filter((p) => !infrastructure.has(partKey(p)) && !covered.has(partKey(p)))
+    .filter((p) => !infrastructure.has(p) && !covered.has(p))
     .sort();
 }
 
 /** A signed part whose own relationships are not signed can have its images, links or sub-parts swapped. */
 function unsignedRelationshipWarnings(pkg: OpcPackage, signature: DocxSignatureReport): void {
-  const signed = new Set(signature.parts.map((p) => partKey(p.part)));
+  const signed = new Set(signature.parts.map((p) => p.part));
   for (const part of signature.parts) {
     if (part.part.endsWith('.rels')) continue;
     const rels = relationshipsPartOf(part.part);
-    if (pkg.has(rels) && !signed.has(partKey(rels))) {
+    if (pkg.has(rels) && !signed.has(rels)) {
       signature.warnings.push(`the relationships of ${part.part} (${rels}) are not signed: what it links to could be replaced`);
     }
   }

@@ -1,8 +1,11 @@
 import { crc32, deflateRawSync } from 'node:zlib';
+import { describeClash, itemNameProblem, PartNameSet } from '../part-names.js';
 
 /**
- * Minimal ZIP writer (deflate via native zlib) for OOXML packages. pizzip's pure-JS deflate
- * dominated conversion time on large documents; native zlib is an order of magnitude faster.
+ * The one ZIP writer of docproc (deflate via native zlib): every package it writes is one the
+ * reader (read.ts) accepts — UTF-8 names, no duplicate or equivalent names, local and central
+ * headers alike, no data descriptors. pizzip's pure-JS deflate dominated conversion time on large
+ * documents; native zlib is an order of magnitude faster.
  */
 export interface ZipPart {
   name: string;
@@ -38,7 +41,21 @@ export function compressPart(part: ZipPart): CompressedPart {
   };
 }
 
+/** Throws (a bug, not bad input) when a name could not be read back, or past the classic ZIP limits this writer keeps to. */
+function checkNames(parts: (ZipPart | CompressedPart)[]): void {
+  if (parts.length >= 0xffff) throw new Error(`writeZip: ${parts.length} parts need ZIP64, which this writer does not write`);
+  const names = new PartNameSet();
+  for (const part of parts) {
+    const name = typeof part.name === 'string' ? part.name : part.name.toString('utf8');
+    const problem = itemNameProblem(name);
+    if (problem) throw new Error(`writeZip: the part ${JSON.stringify(name)} has ${problem}`);
+    const clash = names.add(name);
+    if (clash) throw new Error(`writeZip: ${describeClash(clash)}`);
+  }
+}
+
 export function writeZip(parts: (ZipPart | CompressedPart)[]): Buffer {
+  checkNames(parts);
   const chunks: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
@@ -76,6 +93,7 @@ export function writeZip(parts: (ZipPart | CompressedPart)[]): Buffer {
     offset += local.length + name.length + payload.length;
   }
   const centralSize = central.reduce((n, b) => n + b.length, 0);
+  if (offset + centralSize >= 0xffffffff) throw new Error('writeZip: the package needs ZIP64, which this writer does not write');
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
   end.writeUInt16LE(parts.length, 8);
