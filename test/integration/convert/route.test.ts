@@ -33,8 +33,10 @@ describe('POST /v1/convert through HTTP', () => {
 
     const latencies: number[] = [];
     let bombing = true;
+    // Probes go on for at least 2 s, so that p99 does not degenerate into the maximum of a few samples.
+    const probingUntil = performance.now() + 2000;
     const poller = (async () => {
-      while (bombing) {
+      while (bombing || performance.now() < probingUntil) {
         const started = performance.now();
         const res = await t.app.inject({ method: 'GET', url: '/v1/health' });
         latencies.push(performance.now() - started);
@@ -49,8 +51,8 @@ describe('POST /v1/convert through HTTP', () => {
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]!;
     // Inflating on the main thread held health for seconds; the bound leaves room for a loaded CI machine.
-    // (The ZIP reader now refuses these from their declared sizes before inflating anything, so few probes run.)
-    expect(latencies.length).toBeGreaterThan(0);
+    // (The ZIP reader now refuses these from their declared sizes before inflating anything.)
+    expect(latencies.length).toBeGreaterThan(10);
     expect(p99).toBeLessThan(250);
   });
 
