@@ -96,10 +96,13 @@ describe('decoding grows with the input, bounded', () => {
 /** A tree of SETs and SEQUENCEs over small primitives, encoded by asn1js (DER: definite, shortest lengths). */
 const node: fc.Memo<asn1js.BaseBlock> = fc.memo((depth) =>
   depth <= 1
-    ? fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((value) => new asn1js.Integer({ value })), fc.uint8Array({ maxLength: 140 }).map((bytes) => new asn1js.OctetString({ valueHex: bytes })))
+    ? fc.oneof(
+      fc.integer({ min: -1000, max: 1000 }).map((value): asn1js.BaseBlock => new asn1js.Integer({ value })),
+      fc.uint8Array({ maxLength: 140 }).map((bytes): asn1js.BaseBlock => new asn1js.OctetString({ valueHex: bytes })),
+    )
     : fc.oneof(
-      fc.array(node(depth - 1), { maxLength: 5 }).map((value) => new asn1js.Sequence({ value })),
-      fc.array(node(depth - 1), { maxLength: 5 }).map((value) => new asn1js.Set({ value })),
+      fc.array(node(depth - 1), { maxLength: 5 }).map((value): asn1js.BaseBlock => new asn1js.Sequence({ value })),
+      fc.array(node(depth - 1), { maxLength: 5 }).map((value): asn1js.BaseBlock => new asn1js.Set({ value })),
     ));
 
 /** Re-encodes `block` as BER: indefinite or needlessly long lengths, SET elements in another order. */
@@ -138,6 +141,24 @@ describe('DER encoding of a decoded value', () => {
 });
 
 describe('signed attributes are checked over their DER encoding (RFC 5652 §5.4)', () => {
+  /**
+   * Suite files whose signers signed attributes in a non-DER order. DSS's DSS818 tests expect
+   * HASH_FAILURE for the first three (they state the first signature of SK-1); pyHanko accepts them.
+   * The other signatures of SK-1 and the PBAD.PAdES signature of AD-RB are signed the same way; DSS's
+   * tests state no verdict for them, and BouncyCastle (under DSS) also verifies over the DER encoding.
+   */
+  it.each([
+    ['dss-818-Signature-P-DE_CRY-2_HASH_FAILURE.pdf', [0]],
+    ['dss-818-Signature-P-IT_ADO-1_HASH_FAILURE_ECDSA.pdf', [0]],
+    ['dss-818-Signature-P-SK-1_HASH_FAILURE.pdf', [0, 1, 2, 3, 4]],
+    ['dss-AD-RB.pdf', [1]],
+  ] as const)('%s: signatures %j are TOTAL_FAILED/HASH_FAILURE', (name, failing) => {
+    const report = verifyPdf(readFileSync(path.join(CORPUS_DIR, 'pdf-signed-suites', name)), { trustRoots: [] });
+    const hashFailures = report.signatures.flatMap((s, i) => (s.subIndication === 'HASH_FAILURE' ? [i] : []));
+    expect(hashFailures).toEqual(failing);
+    for (const i of failing) expect(report.signatures[i]!.errors.join(' ')).toMatch(/not DER-encoded/);
+  });
+
   const { root, signer } = makeTestPki();
   const verdict = (attributesOutOfOrder?: 'signed-as-sent' | 'signed-in-der') =>
     verifyPdf(TestPdf.base().sign({ cms: { signer, attributesOutOfOrder } }).bytes, { trustRoots: [root.pem] }).signatures[0]!;
