@@ -1,4 +1,4 @@
-import type { Alignment, RunMarks } from '../model/types.js';
+import type { Alignment, NumberFormat, RunMarks } from '../model/types.js';
 
 /** The inline CSS that matters in a Word document, read from a `style` attribute. */
 export interface InlineStyle {
@@ -8,6 +8,25 @@ export interface InlineStyle {
   pageBreakBefore?: boolean;
   pageBreakAfter?: boolean;
   hidden?: boolean;
+  /** list-style-type, when it is a numbering Word has. */
+  numberFormat?: NumberFormat;
+}
+
+const LIST_STYLE_TYPES: Record<string, NumberFormat> = {
+  decimal: 'decimal', 'lower-alpha': 'lowerLetter', 'lower-latin': 'lowerLetter', 'upper-alpha': 'upperLetter',
+  'upper-latin': 'upperLetter', 'lower-roman': 'lowerRoman', 'upper-roman': 'upperRoman',
+};
+
+/** The numbering of an `<ol type>` attribute (1, a, A, i, I). */
+export function parseListType(type: string | undefined): NumberFormat | undefined {
+  switch (type?.trim()) {
+    case '1': return 'decimal';
+    case 'a': return 'lowerLetter';
+    case 'A': return 'upperLetter';
+    case 'i': return 'lowerRoman';
+    case 'I': return 'upperRoman';
+    default: return undefined;
+  }
 }
 
 const NAMED_COLORS: Record<string, string> = {
@@ -120,6 +139,10 @@ export function parseInlineStyle(style: string | undefined): InlineStyle {
         break;
       case 'visibility':
         if (lower === 'hidden') result.hidden = true;
+        break;
+      case 'list-style-type':
+      case 'list-style':
+        for (const word of lower.split(/\s+/)) result.numberFormat ??= LIST_STYLE_TYPES[word];
         break;
     }
   }

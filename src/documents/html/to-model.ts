@@ -3,7 +3,7 @@ import { nestingTooDeep } from '../model/input.js';
 import type { ResolvedImage } from '../model/images.js';
 import type { Slugger } from '../model/slug.js';
 import type { Alignment, Block, DocumentMetadata, Inline, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
-import { parseAlign, parseColor, parseFontSize, parseInlineStyle } from './css.js';
+import { parseAlign, parseColor, parseFontSize, parseInlineStyle, parseListType } from './css.js';
 import { append } from '../model/append.js';
 
 /** Lowers a hast tree (from rehype-parse) onto the document model. */
@@ -360,7 +360,9 @@ export class HtmlLowering {
     const ordered = el.tagName === 'ol';
     const start = Number.parseInt(prop(el, 'start') ?? '1', 10);
     if (items.length === 0) return before;
-    return [...before, { type: 'list', ordered, start: Number.isFinite(start) ? start : 1, tight, items }];
+    // The style attribute wins over the type attribute, as in a browser; decimal when neither says.
+    const format = ordered ? parseInlineStyle(prop(el, 'style')).numberFormat ?? parseListType(prop(el, 'type')) ?? 'decimal' : undefined;
+    return [...before, { type: 'list', ordered, start: Number.isFinite(start) ? start : 1, format, tight, items }];
   }
 
   private table(el: hast.Element, ctx: Ctx): Block[] {

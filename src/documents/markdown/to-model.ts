@@ -91,6 +91,8 @@ export class MarkdownLowering {
       type: 'list',
       ordered: Boolean(node.ordered),
       start: node.ordered ? node.start ?? 1 : 1,
+      // Markdown lists are numbered 1. 2. 3. at every level (as CommonMark renders them).
+      format: node.ordered ? 'decimal' : undefined,
       tight,
       items: node.children.map((item) => ({
         blocks: this.blocks(item.children, depth),

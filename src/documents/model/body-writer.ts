@@ -42,6 +42,8 @@ interface BlockContext {
   /** Paragraph style for plain paragraphs (Compact in tight lists, FootnoteText in notes). */
   plainStyle?: string;
   align?: Alignment;
+  /** Inside a list item after its first paragraph: the numbering that continues the item. */
+  continuation?: { ilvl: number };
 }
 
 interface RunContext {
@@ -56,7 +58,7 @@ interface RunContext {
 interface ParagraphProps {
   style?: string;
   numbering?: { numId: number; ilvl: number };
-  indent?: { left: number; hanging?: number };
+  indent?: { left: number; hanging?: number; firstLine?: number };
   align?: Alignment;
   pageBreakBefore?: boolean;
   bottomBorder?: boolean;
@@ -182,6 +184,16 @@ export class BodyWriter {
     return ctx.indent > 0 ? { left: ctx.indent } : undefined;
   }
 
+  /** A later block of a list item keeps the item's level (and its own indent). */
+  private itemProps(ctx: BlockContext, props: ParagraphProps): ParagraphProps {
+    if (!ctx.continuation || props.numbering) return props;
+    const { ilvl } = ctx.continuation;
+    // The continuation numbering indents to the item's text at each level; only a deeper
+    // indent (a quote in the item) is written out.
+    const indent = ctx.indent !== listIndent(ilvl).left ? { left: ctx.indent, firstLine: 0 } : undefined;
+    return { ...props, numbering: { numId: this.numbering.continuation(), ilvl }, indent };
+  }
+
   private paragraphBlock(block: ParagraphBlock, ctx: BlockContext): string {
     let style = block.style;
     let indent = this.plainIndent(ctx);
@@ -193,7 +205,7 @@ export class BodyWriter {
       style = ctx.plainStyle;
     }
     const runs = this.inlines(block.inlines, this.runContext(ctx));
-    return this.paragraph(runs, { style, indent, align: block.align ?? ctx.align, pageBreakBefore: block.pageBreakBefore, hidden: allHidden(block.inlines) });
+    return this.paragraph(runs, this.itemProps(ctx, { style, indent, align: block.align ?? ctx.align, pageBreakBefore: block.pageBreakBefore, hidden: allHidden(block.inlines) }));
   }
 
   private runContext(ctx: BlockContext): RunContext {
@@ -210,9 +222,9 @@ export class BodyWriter {
       ends = bookmark.end + ends;
     }
     const runs = this.inlines(block.inlines, this.runContext(ctx));
-    return this.paragraph(`${starts}${runs}${ends}`, {
+    return this.paragraph(`${starts}${runs}${ends}`, this.itemProps(ctx, {
       style: `Heading${block.level}`, align: block.align, pageBreakBefore: block.pageBreakBefore, indent: this.plainIndent(ctx), hidden: allHidden(block.inlines),
-    });
+    }));
   }
 
   private bookmark(name: string): { start: string; end: string } | undefined {
@@ -225,12 +237,12 @@ export class BodyWriter {
   private code(block: CodeBlock, ctx: BlockContext): string {
     const lines = block.text.split('\n');
     const runs = lines.map((line) => (line ? this.textRun(line, {}, undefined) : '')).join('<w:r><w:br/></w:r>');
-    return this.paragraph(runs, { style: 'SourceCode', indent: this.plainIndent(ctx) });
+    return this.paragraph(runs, this.itemProps(ctx, { style: 'SourceCode', indent: this.plainIndent(ctx) }));
   }
 
   private list(block: ListBlock, ctx: BlockContext): string {
     const level = Math.min(ctx.listLevel + 1, MAX_LIST_LEVELS - 1);
-    const numId = this.numbering.add(block.ordered, level, block.start);
+    const numId = this.numbering.add(block.ordered, level, block.start, block.format);
     const itemIndent = ctx.indent + listIndent(0).left;
     const defaultLeft = listIndent(level).left;
     let xml = '';
@@ -238,6 +250,7 @@ export class BodyWriter {
       const itemCtx: BlockContext = {
         ...ctx, listLevel: level, indent: itemIndent, width: ctx.width - listIndent(0).left,
         quoteDepth: 0, plainStyle: block.tight ? 'Compact' : ctx.plainStyle,
+        continuation: { ilvl: level },
       };
       const [first, ...rest] = item.blocks;
       const checkbox = item.checked === undefined ? '' : this.checkbox(item.checked);
@@ -275,7 +288,7 @@ export class BodyWriter {
     if (props.numbering) pPr += `<w:numPr><w:ilvl w:val="${props.numbering.ilvl}"/><w:numId w:val="${props.numbering.numId}"/></w:numPr>`;
     if (props.bottomBorder) pPr += '<w:pBdr><w:bottom w:val="single" w:sz="6" w:space="1" w:color="auto"/></w:pBdr>';
     if (props.indent) {
-      const hanging = props.indent.hanging ? ` w:hanging="${props.indent.hanging}"` : '';
+      const hanging = props.indent.hanging ? ` w:hanging="${props.indent.hanging}"` : props.indent.firstLine !== undefined ? ` w:firstLine="${props.indent.firstLine}"` : '';
       pPr += `<w:ind w:left="${props.indent.left}"${hanging}/>`;
     }
     if (props.align) pPr += `<w:jc w:val="${JC[props.align]}"/>`;

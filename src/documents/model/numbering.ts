@@ -1,15 +1,17 @@
+import type { NumberFormat } from './types.js';
 import { XML_DECLARATION } from './xml.js';
 
 /**
  * numbering.xml builder. Every list gets its own abstract definition and w:num, so every
  * list restarts at its own `start` (Word would otherwise continue numbering across lists
- * sharing a num) and nested lists number independently of their parents.
+ * sharing a num) and nested lists number independently of their parents. The blocks after the
+ * first in a list item are numbered paragraphs too, with a numbering that shows no number
+ * (Word's own way of continuing an item), so readers keep them in their item at its level.
  */
 export const MAX_LIST_LEVELS = 9;
 const INDENT_STEP = 720;
 const HANGING = 360;
 
-const ORDERED_FORMATS = ['decimal', 'lowerLetter', 'lowerRoman'] as const;
 const BULLETS = ['\u2022', '\u25E6', '\u25AA'] as const;
 
 export function listIndent(level: number): { left: number; hanging: number } {
@@ -18,9 +20,10 @@ export function listIndent(level: number): { left: number; hanging: number } {
 
 interface ListDefinition {
   ordered: boolean;
-  /** Level at which the list's items sit, and its start number there. */
+  /** Level at which the list's items sit, its start number and numbering there. */
   level: number;
   start: number;
+  format: NumberFormat;
 }
 
 function levelXml(def: ListDefinition, ilvl: number): string {
@@ -28,7 +31,7 @@ function levelXml(def: ListDefinition, ilvl: number): string {
   const start = ilvl === def.level ? def.start : 1;
   const ind = `<w:pPr><w:ind w:left="${left}" w:hanging="${hanging}"/></w:pPr>`;
   if (def.ordered) {
-    const fmt = ORDERED_FORMATS[ilvl % ORDERED_FORMATS.length];
+    const fmt = ilvl === def.level ? def.format : 'decimal';
     return (
       `<w:lvl w:ilvl="${ilvl}"><w:start w:val="${start}"/><w:numFmt w:val="${fmt}"/>` +
       `<w:lvlText w:val="%${ilvl + 1}."/><w:lvlJc w:val="left"/>${ind}</w:lvl>`
@@ -41,29 +44,48 @@ function levelXml(def: ListDefinition, ilvl: number): string {
   );
 }
 
+/** The numbering of an item's later blocks: no number, the item's text indent at every level. */
+function continuationXml(abstractNumId: number): string {
+  const levels = Array.from({ length: MAX_LIST_LEVELS }, (_, ilvl) =>
+    `<w:lvl w:ilvl="${ilvl}"><w:start w:val="1"/><w:numFmt w:val="none"/><w:suff w:val="nothing"/><w:lvlText w:val=""/>` +
+    `<w:lvlJc w:val="left"/><w:pPr><w:ind w:left="${listIndent(ilvl).left}" w:firstLine="0"/></w:pPr></w:lvl>`).join('');
+  return `<w:abstractNum w:abstractNumId="${abstractNumId}"><w:multiLevelType w:val="multilevel"/>${levels}</w:abstractNum>`;
+}
+
+/** w:numId 1 is the item continuation; lists are numbered from 2 (abstract ids from 1). */
+const CONTINUATION_ID = 1;
+
 export class NumberingRegistry {
   private readonly lists: ListDefinition[] = [];
+  private continued = false;
 
-  /** Registers a list and returns its w:numId (1-based). */
-  add(ordered: boolean, level: number, start: number): number {
-    this.lists.push({ ordered, level, start: Math.max(0, Math.floor(start)) });
-    return this.lists.length;
+  /** Registers a list and returns its w:numId. */
+  add(ordered: boolean, level: number, start: number, format: NumberFormat = 'decimal'): number {
+    this.lists.push({ ordered, level, start: Math.max(0, Math.floor(start)), format });
+    return this.lists.length + CONTINUATION_ID;
   }
 
-  get isEmpty(): boolean {
-    return this.lists.length === 0;
+  /** The w:numId of the item-continuation numbering (one per document). */
+  continuation(): number {
+    this.continued = true;
+    return CONTINUATION_ID;
   }
 
   toXml(): string {
     const abstracts: string[] = [];
     const nums: string[] = [];
+    if (this.continued) {
+      abstracts.push(continuationXml(0));
+      nums.push(`<w:num w:numId="${CONTINUATION_ID}"><w:abstractNumId w:val="0"/></w:num>`);
+    }
     this.lists.forEach((def, index) => {
       const levels = Array.from({ length: MAX_LIST_LEVELS }, (_, ilvl) => levelXml(def, ilvl)).join('');
+      const abstractId = index + 1;
       abstracts.push(
-        `<w:abstractNum w:abstractNumId="${index}"><w:multiLevelType w:val="hybridMultilevel"/>${levels}</w:abstractNum>`,
+        `<w:abstractNum w:abstractNumId="${abstractId}"><w:multiLevelType w:val="hybridMultilevel"/>${levels}</w:abstractNum>`,
       );
       const overrides = `<w:lvlOverride w:ilvl="${def.level}"><w:startOverride w:val="${def.start}"/></w:lvlOverride>`;
-      nums.push(`<w:num w:numId="${index + 1}"><w:abstractNumId w:val="${index}"/>${def.ordered ? overrides : ''}</w:num>`);
+      nums.push(`<w:num w:numId="${abstractId + CONTINUATION_ID}"><w:abstractNumId w:val="${abstractId}"/>${def.ordered ? overrides : ''}</w:num>`);
     });
     return (
       `${XML_DECLARATION}<w:numbering xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">` +

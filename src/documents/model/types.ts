@@ -101,10 +101,15 @@ export interface ListItem {
   checked?: boolean;
 }
 
+/** How an ordered list numbers its items (Word's w:numFmt values). */
+export type NumberFormat = 'decimal' | 'lowerLetter' | 'upperLetter' | 'lowerRoman' | 'upperRoman';
+
 export interface ListBlock {
   type: 'list';
   ordered: boolean;
   start: number;
+  /** Ordered lists: the numbering the source asks for (decimal when it names none, as browsers do). */
+  format?: NumberFormat;
   /** Tight lists use the Compact paragraph style. */
   tight: boolean;
   items: ListItem[];

@@ -36,10 +36,23 @@ describe('markdownToDocx', () => {
     const xml = part(docx, 'word/document.xml');
     const numbering = part(docx, 'word/numbering.xml');
     const numIds = [...xml.matchAll(/<w:ilvl w:val="(\d)"\/><w:numId w:val="(\d+)"\/>/g)].map((m) => `${m[1]}:${m[2]}`);
-    expect(numIds).toEqual(['0:1', '0:1', '0:2', '0:2', '1:3', '2:4', '0:5']);
-    expect(numbering).toContain('<w:num w:numId="2"><w:abstractNumId w:val="1"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="3"/>');
-    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="1">.*?<w:lvl w:ilvl="0"><w:start w:val="3"\/><w:numFmt w:val="decimal"\/>/);
-    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="4">.*?<w:lvl w:ilvl="0"><w:start w:val="1"\/><w:numFmt w:val="bullet"\/>/);
+    // numId 1 is kept for the blocks that continue an item; lists are numbered from 2.
+    expect(numIds).toEqual(['0:2', '0:2', '0:3', '0:3', '1:4', '2:5', '0:6']);
+    expect(numbering).toContain('<w:num w:numId="3"><w:abstractNumId w:val="2"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="3"/>');
+    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="2">.*?<w:lvl w:ilvl="0"><w:start w:val="3"\/><w:numFmt w:val="decimal"\/>/);
+    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="5">.*?<w:lvl w:ilvl="0"><w:start w:val="1"\/><w:numFmt w:val="bullet"\/>/);
+  });
+
+  it('numbers nested ordered lists as the source does (decimal at every level) and keeps an item\'s later blocks in it', async () => {
+    const { docx } = await convert('1. one\n\n   more of one\n\n   ```\n   code of one\n   ```\n\n   1. nested\n\n      more of nested\n');
+    const xml = part(docx, 'word/document.xml');
+    const numbering = part(docx, 'word/numbering.xml');
+    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="2">.*?<w:lvl w:ilvl="1"><w:start w:val="1"\/><w:numFmt w:val="decimal"\/>/);
+    // Later blocks: numbered with the continuation numbering (no number shown) at their item's level.
+    const continued = [...xml.matchAll(/<w:p><w:pPr>(?:<w:pStyle w:val="(\w+)"\/>)?<w:numPr><w:ilvl w:val="(\d)"\/><w:numId w:val="1"\/><\/w:numPr>(?:<w:ind[^>]*>)?<\/w:pPr><w:r><w:t xml:space="preserve">([^<]+)/g)]
+      .map((m) => `${m[2]}:${m[1] ?? ''}:${m[3]}`);
+    expect(continued).toEqual(['0::more of one', '0:SourceCode:code of one', '1::more of nested']);
+    expect(numbering).toMatch(/<w:abstractNum w:abstractNumId="0">.*?<w:numFmt w:val="none"\/><w:suff w:val="nothing"\/><w:lvlText w:val=""\/>/);
   });
 
   it('nests lists up to nine Word levels', async () => {
