@@ -7,6 +7,7 @@ import { writeDocx } from '../model/package.js';
 import { Slugger } from '../model/slug.js';
 import type { ConversionResult, MarkupOptions } from '../model/types.js';
 import { assertHtmlNesting } from './prescan.js';
+import { unwrapNoscriptImages } from './lazy-images.js';
 import { HtmlLowering, scanHtml } from './to-model.js';
 
 /**
@@ -36,6 +37,7 @@ export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Pr
   const text = decodeText(source, warnings, declaredCharset(source));
   assertHtmlNesting(text, limits.maxNestingDepth);
   const tree = parseHtml(text, limits.maxNestingDepth);
+  unwrapNoscriptImages(tree);
   const { linkTargets, imageSources } = scanHtml(tree);
   const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings);
   const lowering = new HtmlLowering({ images, slugger: new Slugger(), maxDepth: limits.maxNestingDepth, warnings, linkTargets });

@@ -5,6 +5,7 @@ import type { Slugger } from '../model/slug.js';
 import type { Alignment, Block, DocumentMetadata, Inline, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
 import { parseAlign, parseColor, parseFontSize, parseInlineStyle, parseListType } from './css.js';
 import { append } from '../model/append.js';
+import { imageCandidates, imageUrls, pictureCandidates } from './lazy-images.js';
 
 /** Lowers a hast tree (from rehype-parse) onto the document model. */
 export interface HtmlLoweringEnv {
@@ -207,7 +208,11 @@ export class HtmlLowering {
         c.afterSpace = true;
         return;
       case 'img':
-        return this.image(el, ctx, c);
+        return this.image(el, imageCandidates(el), ctx, c);
+      case 'picture': {
+        const img = elementChildren(el).find((e) => e.tagName === 'img');
+        return this.image(img ?? el, pictureCandidates(el, img), ctx, c);
+      }
       case 'a':
         return this.anchor(el, ctx, c);
       case 'ins':
@@ -261,12 +266,12 @@ export class HtmlLowering {
     this.push(link, ctx, c);
   }
 
-  private image(el: hast.Element, ctx: Ctx, c: Container): void {
-    const src = prop(el, 'src') ?? '';
+  /** The first of the image's addresses that could be had; its alt text when none could. */
+  private image(el: hast.Element, candidates: string[], ctx: Ctx, c: Container): void {
     const alt = prop(el, 'alt') ?? '';
-    const resolved = this.env.images.get(src);
+    const resolved = candidates.map((url) => this.env.images.get(url)).find((image) => image !== undefined);
     if (resolved) {
-      this.push({ ...resolved, alt, title: prop(el, 'title') }, ctx, c);
+      this.push({ ...resolved, ...displaySize(el, resolved), alt, title: prop(el, 'title') }, ctx, c);
       c.afterSpace = false;
     } else if (alt) {
       this.text(alt, ctx, c);
@@ -491,6 +496,16 @@ function fontMarks(el: hast.Element): RunMarks {
   return marks;
 }
 
+/** The size the width/height attributes give an image (one of them keeps its proportions). */
+function displaySize(el: hast.Element, image: { widthPx: number; heightPx: number }): { widthPx: number; heightPx: number } {
+  const width = clampInt(prop(el, 'width'), 0, 20_000);
+  const height = clampInt(prop(el, 'height'), 0, 20_000);
+  if (width > 0 && height > 0) return { widthPx: width, heightPx: height };
+  if (width > 0 && image.widthPx > 0) return { widthPx: width, heightPx: Math.max(1, Math.round((image.heightPx * width) / image.widthPx)) };
+  if (height > 0 && image.heightPx > 0) return { widthPx: Math.max(1, Math.round((image.widthPx * height) / image.heightPx)), heightPx: height };
+  return { widthPx: image.widthPx, heightPx: image.heightPx };
+}
+
 function clampInt(value: string | undefined, min: number, max: number): number {
   const n = Number.parseInt(value ?? '', 10);
   if (!Number.isFinite(n) || n < min) return min;
@@ -524,19 +539,14 @@ function trimTrailingSpace(inlines: Inline[]): void {
 /** Internal link targets (`href="#id"`) and image sources found in the tree. */
 export function scanHtml(tree: hast.Root): { linkTargets: Set<string>; imageSources: string[] } {
   const linkTargets = new Set<string>();
-  const imageSources: string[] = [];
   const stack: hast.Nodes[] = [tree];
   while (stack.length > 0) {
     const n = stack.pop()!;
     if (n.type === 'element') {
       const href = prop(n, 'href');
       if (n.tagName === 'a' && href?.startsWith('#')) linkTargets.add(safeDecode(href.slice(1)));
-      if (n.tagName === 'img') {
-        const src = prop(n, 'src');
-        if (src) imageSources.push(src);
-      }
     }
     if ('children' in n) append(stack, n.children as hast.Nodes[]);
   }
-  return { linkTargets, imageSources };
+  return { linkTargets, imageSources: imageUrls(tree) };
 }

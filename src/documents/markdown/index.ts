@@ -5,6 +5,7 @@ import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
+import { unwrapNoscriptImages } from '../html/lazy-images.js';
 import { HtmlLowering, scanHtml } from '../html/to-model.js';
 import { readFrontMatter } from '../model/front-matter.js';
 import { resolveImages } from '../model/images.js';
@@ -79,6 +80,7 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
   const linkTargets = new Set<string>();
   for (const node of htmlBlocksOf(tree)) {
     const fragment = fragmentParser.parse(node.value);
+    unwrapNoscriptImages(fragment);
     htmlTrees.set(node, fragment);
     const scan = scanHtml(fragment);
     append(imageSources, scan.imageSources);
