@@ -17,6 +17,12 @@ const LIST_STYLE_TYPES: Record<string, NumberFormat> = {
   'upper-latin': 'upperLetter', 'lower-roman': 'lowerRoman', 'upper-roman': 'upperRoman',
 };
 
+/** A class named after a list-style-type (`<ol class="lower-roman">`, as pandoc's HTML writes it). */
+export function listClassFormat(classNames: string | undefined): NumberFormat | undefined {
+  for (const name of classNames?.toLowerCase().split(/\s+/) ?? []) if (LIST_STYLE_TYPES[name]) return LIST_STYLE_TYPES[name];
+  return undefined;
+}
+
 /** The numbering of an `<ol type>` attribute (1, a, A, i, I). */
 export function parseListType(type: string | undefined): NumberFormat | undefined {
   switch (type?.trim()) {

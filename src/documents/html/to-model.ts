@@ -3,7 +3,7 @@ import { nestingTooDeep } from '../model/input.js';
 import type { ResolvedImage } from '../model/images.js';
 import type { Slugger } from '../model/slug.js';
 import type { Alignment, Block, DocumentMetadata, Inline, ListItem, RunMarks, TableBlock, TableRow } from '../model/types.js';
-import { parseAlign, parseColor, parseFontSize, parseInlineStyle, parseListType } from './css.js';
+import { listClassFormat, parseAlign, parseColor, parseFontSize, parseInlineStyle, parseListType } from './css.js';
 import { append } from '../model/append.js';
 import { imageCandidates, imageUrls, pictureCandidates } from './lazy-images.js';
 
@@ -253,17 +253,22 @@ export class HtmlLowering {
       this.children(el, ctx, c);
       return;
     }
+    // A link wrapping blocks (a teaser card: title, summary) keeps its inline start linked; from
+    // its first block on, its content is laid out as the blocks a browser draws (and pandoc reads).
+    const split = ctx.inlineOnly ? -1 : el.children.findIndex((n) => n.type === 'element' && holdsBlock(n));
     const saved = c.pending;
     c.pending = [];
-    this.children(el, { ...ctx, inlineOnly: true, revision: undefined }, c);
+    this.children(split < 0 ? el : { ...el, children: el.children.slice(0, split) }, { ...ctx, inlineOnly: true, revision: undefined }, c);
     const children = c.pending;
     c.pending = saved;
-    if (children.length === 0) return;
-    const title = prop(el, 'title');
-    const link: Inline = href.startsWith('#')
-      ? { type: 'link', anchor: safeDecode(href.slice(1)), title, children }
-      : { type: 'link', url: href, title, children };
-    this.push(link, ctx, c);
+    if (children.length > 0) {
+      const title = prop(el, 'title');
+      const link: Inline = href.startsWith('#')
+        ? { type: 'link', anchor: safeDecode(href.slice(1)), title, children }
+        : { type: 'link', url: href, title, children };
+      this.push(link, ctx, c);
+    }
+    if (split >= 0) this.children({ ...el, children: el.children.slice(split) }, ctx, c);
   }
 
   /** The first of the image's addresses that could be had; its alt text when none could. */
@@ -365,8 +370,11 @@ export class HtmlLowering {
     const ordered = el.tagName === 'ol';
     const start = Number.parseInt(prop(el, 'start') ?? '1', 10);
     if (items.length === 0) return before;
-    // The style attribute wins over the type attribute, as in a browser; decimal when neither says.
-    const format = ordered ? parseInlineStyle(prop(el, 'style')).numberFormat ?? parseListType(prop(el, 'type')) ?? 'decimal' : undefined;
+    // The style attribute wins over the type attribute, as in a browser, then a class named after
+    // a list style; decimal when none says.
+    const format = ordered
+      ? parseInlineStyle(prop(el, 'style')).numberFormat ?? parseListType(prop(el, 'type')) ?? listClassFormat(prop(el, 'className')) ?? 'decimal'
+      : undefined;
     return [...before, { type: 'list', ordered, start: Number.isFinite(start) ? start : 1, format, tight, items }];
   }
 
@@ -467,6 +475,18 @@ function hideableAsText(el: hast.Element): boolean {
     append(stack, n.children);
   }
   return true;
+}
+
+/** Whether an element is, or holds, a block-level element. */
+function holdsBlock(el: hast.Element): boolean {
+  const stack: hast.Element[] = [el];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (BLOCKS.has(n.tagName)) return true;
+    if (SKIPPED.has(n.tagName)) continue;
+    for (const child of n.children) if (child.type === 'element') stack.push(child);
+  }
+  return false;
 }
 
 function containsTable(el: hast.Element): boolean {

@@ -212,7 +212,8 @@ export class BodyWriter {
     return { part: ctx.part, marks: {}, inFootnote: ctx.inFootnote, width: ctx.width };
   }
 
-  private heading(block: HeadingBlock, ctx: BlockContext): string {
+  /** `item`: the heading starts a list item, with the item's numbering (and task checkbox). */
+  private heading(block: HeadingBlock, ctx: BlockContext, item?: { numbering: ParagraphProps['numbering']; indent: ParagraphProps['indent']; prefix: string }): string {
     let starts = '';
     let ends = '';
     for (const name of block.ids) {
@@ -222,9 +223,11 @@ export class BodyWriter {
       ends = bookmark.end + ends;
     }
     const runs = this.inlines(block.inlines, this.runContext(ctx));
-    return this.paragraph(`${starts}${runs}${ends}`, this.itemProps(ctx, {
+    const props: ParagraphProps = {
       style: `Heading${block.level}`, align: block.align, pageBreakBefore: block.pageBreakBefore, indent: this.plainIndent(ctx), hidden: allHidden(block.inlines),
-    }));
+    };
+    if (item) return this.paragraph(`${item.prefix}${starts}${runs}${ends}`, { ...props, numbering: item.numbering, indent: item.indent });
+    return this.paragraph(`${starts}${runs}${ends}`, this.itemProps(ctx, props));
   }
 
   private bookmark(name: string): { start: string; end: string } | undefined {
@@ -256,11 +259,14 @@ export class BodyWriter {
       const checkbox = item.checked === undefined ? '' : this.checkbox(item.checked);
       const numbering = { numId, ilvl: level };
       const indent = itemIndent !== defaultLeft ? { left: itemIndent, hanging: listIndent(0).hanging } : undefined;
-      if (first && (first.type === 'paragraph' || first.type === 'heading')) {
+      if (first?.type === 'heading') {
+        xml += this.heading(first, itemCtx, { numbering, indent, prefix: checkbox });
+        xml += this.blocks(rest, itemCtx);
+      } else if (first?.type === 'paragraph') {
         const runs = this.inlines(first.inlines, this.runContext(itemCtx));
-        const style = first.type === 'paragraph' && !isPlainStyle(first.style) ? first.style : itemCtx.plainStyle ?? 'ListParagraph';
+        const style = !isPlainStyle(first.style) ? first.style : itemCtx.plainStyle ?? 'ListParagraph';
         const hidden = item.checked === undefined && item.blocks.every((b) => (b.type === 'paragraph' || b.type === 'heading') && allHidden(b.inlines));
-        xml += this.paragraph(checkbox + runs, { style, numbering, indent, align: first.type === 'paragraph' ? first.align : undefined, hidden });
+        xml += this.paragraph(checkbox + runs, { style, numbering, indent, align: first.align, hidden });
         xml += this.blocks(rest, itemCtx);
       } else {
         xml += this.paragraph(checkbox, { style: itemCtx.plainStyle ?? 'ListParagraph', numbering, indent });

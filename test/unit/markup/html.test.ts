@@ -38,6 +38,17 @@ describe('htmlToDocx', () => {
     expect(xml).not.toContain('tracking');
   });
 
+  it('lays out the blocks a link wraps (teaser cards) as blocks, not one paragraph, and keeps an item\'s heading a heading', async () => {
+    const xml = await body('<a href="/story">Kicker <div>Card title</div><p>Card summary.</p></a><ul><li><a href="/r"><h3>Related</h3><p>Summary</p></a></li></ul>');
+    const paragraphs = [...xml.matchAll(/<w:p>(.*?)<\/w:p>/g)].map((m) => m[1]);
+    expect(paragraphs).toHaveLength(5);
+    expect(paragraphs[0]).toMatch(/<w:hyperlink r:id="rId\d+" w:history="1">.*Kicker/);
+    expect(paragraphs[1]).toContain('Card title');
+    expect(paragraphs[2]).toContain('Card summary.');
+    expect(paragraphs[3]).toMatch(/<w:pStyle w:val="Heading3"\/><w:numPr><w:ilvl w:val="0"\/><w:numId w:val="2"\/>.*Related/);
+    expect(paragraphs[4]).toMatch(/<w:numId w:val="1"\/>.*Summary/);
+  });
+
   it('draws images at the size their width/height attributes give', async () => {
     const xml = await body(`<p><img src="${dataUri(png(40, 20))}" width="80"><img src="${dataUri(png(40, 20))}" width="10" height="30"></p>`);
     const sizes = [...xml.matchAll(/<wp:extent cx="(\d+)" cy="(\d+)"/g)].map((m) => `${Number(m[1]) / 9525}x${Number(m[2]) / 9525}`);
