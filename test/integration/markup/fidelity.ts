@@ -243,10 +243,20 @@ export function compare(sourceAst: Json, ourAst: Json, pandocAst?: Json): Fideli
   if (pandocAst) {
     const kept = aligned(sourceUnits, mergeAdjacentCode(units(pandocAst.blocks, { side: 'ours' })));
     const keptByUs = aligned(kept, ourUnits);
-    const keptSet = new Set(keptByUs);
-    result.relative = { units: kept.length, matched: keptByUs.length, share: kept.length === 0 ? 1 : keptByUs.length / kept.length, missing: kept.filter((u) => !keptSet.has(u) || !ours.has(u)) };
+    result.relative = { units: kept.length, matched: keptByUs.length, share: kept.length === 0 ? 1 : keptByUs.length / kept.length, missing: without(kept, keptByUs) };
   }
   return result;
+}
+
+/** `all` less one occurrence of each unit of `some` (a subsequence of it). */
+function without(all: string[], some: string[]): string[] {
+  const out: string[] = [];
+  let j = 0;
+  for (const unit of all) {
+    if (j < some.length && some[j] === unit) j++;
+    else out.push(unit);
+  }
+  return out;
 }
 
 export type From = 'gfm' | 'html';
