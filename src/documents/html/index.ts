@@ -5,6 +5,7 @@ import { resolveImages } from '../model/images.js';
 import { assertInputSize, decodeText, nestingTooDeep } from '../model/input.js';
 import { writeDocx } from '../model/package.js';
 import { Slugger } from '../model/slug.js';
+import { timed, timedAsync } from '../model/stages.js';
 import type { ConversionResult, MarkupOptions } from '../model/types.js';
 import { assertHtmlNesting } from './prescan.js';
 import { unwrapNoscriptImages } from './lazy-images.js';
@@ -31,23 +32,29 @@ function parseHtml(text: string, maxDepth: number): hast.Root {
 }
 
 export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Promise<ConversionResult> {
-  const { limits } = options;
+  const { limits, stages } = options;
   assertInputSize(source, limits, 'HTML');
   const warnings: string[] = [];
-  const text = decodeText(source, warnings, declaredCharset(source));
-  assertHtmlNesting(text, limits.maxNestingDepth);
-  const tree = parseHtml(text, limits.maxNestingDepth);
-  unwrapNoscriptImages(tree);
-  const { linkTargets, imageSources } = scanHtml(tree);
-  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings);
+  const text = timed(stages, 'prescan', () => {
+    const decoded = decodeText(source, warnings, declaredCharset(source));
+    assertHtmlNesting(decoded, limits.maxNestingDepth);
+    return decoded;
+  });
+  const tree = timed(stages, 'parse', () => parseHtml(text, limits.maxNestingDepth));
+  const { linkTargets, imageSources } = timed(stages, 'model', () => {
+    unwrapNoscriptImages(tree);
+    return scanHtml(tree);
+  });
+  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings));
   const lowering = new HtmlLowering({ images, slugger: new Slugger(), maxDepth: limits.maxNestingDepth, warnings, linkTargets });
-  let blocks;
-  try {
-    blocks = lowering.root(tree);
-  } catch (err) {
-    if (err instanceof RangeError) throw nestingTooDeep(limits.maxNestingDepth, 'HTML elements');
-    throw err;
-  }
-  const docx = writeDocx({ metadata: lowering.metadata, blocks }, { reference: options.reference });
+  const blocks = timed(stages, 'model', () => {
+    try {
+      return lowering.root(tree);
+    } catch (err) {
+      if (err instanceof RangeError) throw nestingTooDeep(limits.maxNestingDepth, 'HTML elements');
+      throw err;
+    }
+  });
+  const docx = timed(stages, 'docx', () => writeDocx({ metadata: lowering.metadata, blocks }, { reference: options.reference }));
   return { docx, warnings: [...new Set(warnings)] };
 }

@@ -1,7 +1,6 @@
 import type * as hast from 'hast';
 import type * as md from 'mdast';
 import rehypeParse from 'rehype-parse';
-import remarkFrontmatter from 'remark-frontmatter';
 import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
@@ -17,26 +16,31 @@ import { splitMarkdown } from './chunks.js';
 import { assertMarkdownNesting } from './prescan.js';
 import { MarkdownLowering, collectImageUrls } from './to-model.js';
 import { append } from '../model/append.js';
+import { timed, timedAsync } from '../model/stages.js';
 
 /**
  * Markdown (CommonMark + GFM: tables, task lists, strikethrough, autolinks, footnotes; YAML
- * front matter) → DOCX, natively. Raw HTML blocks go through the HTML front end.
+ * front matter) → DOCX, natively. Raw HTML blocks go through the HTML front end. The parser is
+ * exactly remark-parse + remark-gfm (the user's stack); front matter is cut off before it runs.
  */
-const markdownParser = unified().use(remarkParse).use(remarkGfm).use(remarkFrontmatter, ['yaml']).freeze();
+const markdownParser = unified().use(remarkParse).use(remarkGfm).freeze();
+
+const OPENING_FENCE = /^---[ \t]*\r?\n/;
+const CLOSING_FENCE = /^(?:---|\.\.\.)[ \t]*$/m;
 
 /**
- * Pandoc-style front matter may close with `...`. remark-frontmatter's asymmetric fences
- * break block quote parsing, so the closing `...` is rewritten to `---` before parsing
- * (same length: positions are unchanged).
+ * YAML front matter: a `---` line opening the document, closed by a `---` (or pandoc's `...`)
+ * line. Returns the YAML and the Markdown after it (the text unchanged when there is none).
  */
-function normaliseFrontMatterFence(text: string): string {
-  if (!/^---[ \t]*\r?\n/.test(text)) return text;
-  const fence = /^(---|\.\.\.)[ \t]*$/m;
-  const rest = text.slice(text.indexOf('\n') + 1);
-  const m = fence.exec(rest);
-  if (!m || m[1] !== '...') return text;
-  const at = text.indexOf('\n') + 1 + m.index;
-  return `${text.slice(0, at)}---${text.slice(at + 3)}`;
+export function splitFrontMatter(text: string): { yaml?: string; markdown: string } {
+  const opening = OPENING_FENCE.exec(text);
+  if (!opening) return { markdown: text };
+  const rest = text.slice(opening[0].length);
+  const closing = CLOSING_FENCE.exec(rest);
+  if (!closing) return { markdown: text };
+  const yaml = rest.slice(0, closing.index).replace(/\r?\n$/, '');
+  const after = closing.index + closing[0].length;
+  return { yaml, markdown: rest.slice(rest.startsWith('\r\n', after) ? after + 2 : after + 1) };
 }
 const fragmentParser = unified().use(rehypeParse, { fragment: true }).freeze();
 
@@ -44,7 +48,7 @@ function parseMarkdown(text: string, maxDepth: number): md.Root {
   try {
     const [first, ...rest] = splitMarkdown(text);
     const root = markdownParser.parse(first);
-    for (const chunk of rest) append(root.children, markdownParser.parse(chunk).children.filter((n) => n.type !== 'yaml'));
+    for (const chunk of rest) append(root.children, markdownParser.parse(chunk).children);
     return root;
   } catch (err) {
     if (err instanceof RangeError) throw nestingTooDeep(maxDepth, 'block quotes, lists or inline formatting');
@@ -65,28 +69,33 @@ function htmlBlocksOf(tree: md.Root): md.Html[] {
 }
 
 export async function markdownToDocx(source: Uint8Array, options: MarkupOptions): Promise<ConversionResult> {
-  const { limits } = options;
+  const { limits, stages } = options;
   assertInputSize(source, limits, 'Markdown');
   const warnings: string[] = [];
-  const text = decodeText(source, warnings);
-  assertMarkdownNesting(text, limits.maxNestingDepth);
-  const tree = parseMarkdown(normaliseFrontMatterFence(text), limits.maxNestingDepth);
-
-  const frontMatter = tree.children.find((n): n is md.Yaml => n.type === 'yaml');
-  const metadata: DocumentMetadata = frontMatter ? readFrontMatter(frontMatter.value, warnings) : {};
+  const text = timed(stages, 'prescan', () => {
+    const decoded = decodeText(source, warnings);
+    assertMarkdownNesting(decoded, limits.maxNestingDepth);
+    return decoded;
+  });
+  const { yaml, markdown } = splitFrontMatter(text);
+  const tree = timed(stages, 'parse', () => parseMarkdown(markdown, limits.maxNestingDepth));
+  const metadata: DocumentMetadata = yaml !== undefined ? readFrontMatter(yaml, warnings) : {};
 
   const htmlTrees = new Map<md.Html, hast.Root>();
-  const imageSources = collectImageUrls(tree);
   const linkTargets = new Set<string>();
-  for (const node of htmlBlocksOf(tree)) {
-    const fragment = fragmentParser.parse(node.value);
-    unwrapNoscriptImages(fragment);
-    htmlTrees.set(node, fragment);
-    const scan = scanHtml(fragment);
-    append(imageSources, scan.imageSources);
-    scan.linkTargets.forEach((t) => linkTargets.add(t));
-  }
-  const images = await resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings);
+  const imageSources = timed(stages, 'model', () => {
+    const urls = collectImageUrls(tree);
+    for (const node of htmlBlocksOf(tree)) {
+      const fragment = fragmentParser.parse(node.value);
+      unwrapNoscriptImages(fragment);
+      htmlTrees.set(node, fragment);
+      const scan = scanHtml(fragment);
+      append(urls, scan.imageSources);
+      scan.linkTargets.forEach((t) => linkTargets.add(t));
+    }
+    return urls;
+  });
+  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses }, warnings));
   const slugger = new Slugger();
   const html = new HtmlLowering({ images, slugger, maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   const lowering = new MarkdownLowering({
@@ -99,9 +108,9 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
       return fragment ? html.root(fragment) : [];
     },
   });
-  const blocks: Block[] = lowering.root(tree);
+  const blocks: Block[] = timed(stages, 'model', () => lowering.root(tree));
   if (metadata.title) blocks.unshift({ type: 'paragraph', style: 'Title', inlines: [{ type: 'text', text: metadata.title }] });
-  const docx = writeDocx({ metadata, blocks }, { reference: options.reference });
+  const docx = timed(stages, 'docx', () => writeDocx({ metadata, blocks }, { reference: options.reference }));
   return { docx, warnings: dedupe(warnings) };
 }
 

@@ -1,3 +1,5 @@
+import type { StageTimes } from './stages.js';
+
 /**
  * The one document model both front ends (Markdown, HTML) lower onto and the DOCX writer
  * reads. It only holds what a Word document can express; layout is the writer's business.
@@ -194,6 +196,8 @@ export interface MarkupOptions {
   reference?: Uint8Array;
   limits: ConversionLimits;
   remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
+  /** Filled with the time each stage took (the benchmark's profile); the service passes none. */
+  stages?: StageTimes;
 }
 
 export interface ConversionResult {

@@ -128,6 +128,16 @@ describe('markdownToDocx', () => {
     expect(part(docx, 'word/document.xml')).toContain('<w:pStyle w:val="Title"/>');
   });
 
+  it('reads front matter closed by pandoc\'s `...` and parses what follows as Markdown; an unclosed fence is Markdown', async () => {
+    const { docx } = await convert('---\r\ntitle: Dots\r\n...\r\n> quoted\n\n# Heading\n');
+    expect(part(docx, 'docProps/core.xml')).toContain('<dc:title>Dots</dc:title>');
+    const xml = part(docx, 'word/document.xml');
+    expect(xml).toMatch(/<w:pStyle w:val="Quote"\/><\/w:pPr><w:r><w:t xml:space="preserve">quoted/);
+    expect(xml).toContain('<w:pStyle w:val="Heading1"/>');
+    const unclosed = part((await convert('---\ntitle: no\n\ntext\n')).docx, 'word/document.xml');
+    expect(unclosed).toContain('title: no');
+  });
+
   it('produces a complete package for an empty document', async () => {
     const { docx } = await convert('');
     expect(partNames(docx)).toEqual(expect.arrayContaining([
