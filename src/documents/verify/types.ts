@@ -3,7 +3,14 @@ import type { TimestampReport } from '../pki/timestamp.js';
 import type { CertRevocation } from '../pki/revocation/check.js';
 
 export type Coverage = 'entireFile' | 'entireRevision' | 'unclear';
-export type ModificationLevel = 'none' | 'signatures' | 'formFilling' | 'annotations' | 'other';
+/**
+ * What changed after a signature, the most significant kind first found by use: `archival` is what
+ * PAdES allows even after a no-changes certification (DSS/VRI validation data, document
+ * time-stamps, document metadata, empty invisible signature fields); `signatures` adds signatures
+ * and visible signature fields; `formFilling` field values and appearances; `annotations` added,
+ * changed or removed annotations; `other` is anything no rule explains.
+ */
+export type ModificationLevel = 'none' | 'archival' | 'signatures' | 'formFilling' | 'annotations' | 'other';
 export type Indication = 'TOTAL_PASSED' | 'TOTAL_FAILED' | 'INDETERMINATE';
 export type SubIndication =
   | 'FORMAT_FAILURE'
@@ -37,6 +44,14 @@ export interface DocMdpReport {
   respected: boolean;
 }
 
+/** The form fields a signature locked (FieldMDP, ISO 32000-1 §12.8.2.4). */
+export interface FieldMdpReport {
+  action: 'All' | 'Include' | 'Exclude';
+  fields: string[];
+  /** No locked field changed later. */
+  respected: boolean;
+}
+
 export interface SignatureReport {
   field: string;
   /** False for an empty signature field (no /V), which is reported but never passes. */
@@ -61,6 +76,7 @@ export interface SignatureReport {
   coverage: Coverage;
   modificationsAfter: ModificationLevel;
   docMdp: DocMdpReport | null;
+  fieldMdp: FieldMdpReport | null;
   indication: Indication;
   subIndication: SubIndication | null;
   errors: string[];
@@ -70,6 +86,7 @@ export interface SignatureReport {
 export interface VerifyReport {
   valid: boolean;
   reason: string;
+  /** The last signer; document time-stamps are never signers. */
   signer: SignerSummary | null;
   signers: SignerSummary[];
   document: {
@@ -78,12 +95,15 @@ export interface VerifyReport {
     sha256: string;
     revisions: number;
     signatureCount: number;
+    timestampCount: number;
     modifiedAfterLastSignature: boolean;
     /** Structural problems found while reading the file and how they were recovered. */
     warnings: string[];
   };
-  /** Signed signatures, in signing order. */
+  /** Signed signatures (approval and certification), in signing order. */
   signatures: SignatureReport[];
+  /** Document time-stamps (kind documentTimestamp), in order: proofs of existence, not signatures. */
+  timestamps: SignatureReport[];
   /** Names of signature fields nobody has signed yet (they are not failed signatures). */
   unsignedFields: string[];
 }

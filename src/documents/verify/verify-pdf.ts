@@ -8,7 +8,8 @@ import { findSignatureFields, walkPageTree } from '../pdf/structure.js';
 import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
 import { decideIndication, levelAllowed } from './signature/indication.js';
-import { classifyModifications } from './signature/modifications.js';
+import { RULE } from './signature/change-rules.js';
+import { SignedRevision, classifyModifications } from './signature/modifications.js';
 import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence } from '../pki/revocation/check.js';
 import { dssEvidence } from './dss-evidence.js';
 import type { OnlineVerifyOptions, SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
@@ -98,33 +99,46 @@ const signerSummary = (s: SignatureReport): SignerSummary => ({
   organization: s.signer?.organization ?? null,
 });
 
+/** The views of every revision after `signedEnd`, oldest first, the final document last. */
+function laterViews(ctx: EvaluationContext, signedEnd: number): Array<PdfView | undefined> {
+  const views = ctx.revisions.filter((r) => r.marker > signedEnd && r.end < ctx.data.length).map((r) => ctx.signedView(r.end));
+  views.push(ctx.final);
+  return views;
+}
+
 function applyModifications(facts: SignatureFacts, ctx: EvaluationContext, certificationP: 1 | 2 | 3 | undefined): boolean {
   const { report, byteRange } = facts;
   if (!report.signed || byteRange.signedEnd === undefined) return true;
-  const trailing = hasContentAfter(ctx.data, byteRange.signedEnd);
-  if (!trailing) return !facts.hidden;
-  const signedView = ctx.signedView(byteRange.signedEnd);
-  if (!signedView) {
+  const signedEnd = byteRange.signedEnd;
+  if (!hasContentAfter(ctx.data, signedEnd)) return !facts.hidden;
+  const signed = ctx.signedRevision(signedEnd);
+  const later = laterViews(ctx, signedEnd);
+  if (!signed || later.some((v) => v === undefined)) {
     report.modificationsAfter = 'other';
-    report.errors.push('the signed revision cannot be read, so later changes cannot be checked');
+    report.errors.push(signed ? 'a revision after the signature cannot be read, so its changes cannot be checked' : 'the signed revision cannot be read, so later changes cannot be checked');
     return false;
   }
-  const mods = classifyModifications(signedView, ctx.final);
+  const permission = certificationP ?? facts.lockPermission;
+  const mods = classifyModifications(signed, later as PdfView[], { certification: permission, lock: facts.lock });
   if (facts.hidden) mods.level = 'other';
-  report.modificationsAfter = mods.level;
-  if (ctx.final.startxref !== undefined && ctx.final.startxref < byteRange.signedEnd && hasContentAfter(ctx.data, byteRange.signedEnd)) {
-    report.modificationsAfter = 'other';
+  if (ctx.final.startxref !== undefined && ctx.final.startxref < signedEnd) {
+    mods.level = 'other';
     mods.findings.push('data was appended after the signed revision outside any cross-reference section');
   }
-  const allowed = report.modificationsAfter === mods.level && levelAllowed(mods.level, mods.ltvOnly, certificationP);
+  report.modificationsAfter = mods.level;
+  const allowed = levelAllowed(mods.level, permission);
   report.warnings.push(...mods.warnings);
   for (const finding of mods.findings) (allowed ? report.warnings : report.errors).push(`after signing: ${finding}`);
   if (report.docMdp) report.docMdp.respected = allowed;
+  if (report.fieldMdp) report.fieldMdp.respected = !mods.findings.some((f) => f.endsWith(`[${RULE.fieldMdp}]`));
   return allowed;
 }
 
-function summaryReason(signed: SignatureReport[], unsignedFields: string[]): string {
+function summaryReason(signed: SignatureReport[], timestamps: SignatureReport[], unsignedFields: string[]): string {
   if (signed.length === 0) {
+    if (timestamps.length > 0) {
+      return `The document has no signatures, only ${timestamps.length === 1 ? 'a document time-stamp' : `${timestamps.length} document time-stamps`}: a time-stamp proves when the document existed, not who signed it.`;
+    }
     return unsignedFields.length ? 'The document has no signatures, only empty signature fields.' : 'The document has no signatures.';
   }
   const failing = signed.find((s) => s.indication !== 'TOTAL_PASSED');
@@ -150,6 +164,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
   const final = openFinal(data, budget);
   const revisions = revisionEnds(data);
   const views = new Map<number, PdfView | undefined>();
+  const indexed = new Map<number, SignedRevision | undefined>();
   const ctx: EvaluationContext = {
     data,
     final,
@@ -167,6 +182,13 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
         views.set(end, view);
       }
       return views.get(end);
+    },
+    signedRevision: (end) => {
+      if (!indexed.has(end)) {
+        const view = ctx.signedView(end);
+        indexed.set(end, view && new SignedRevision(view));
+      }
+      return indexed.get(end);
     },
   };
 
@@ -293,17 +315,19 @@ function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsig
     decideIndication(fact, allowed, ctx.now);
   }
 
-  const signed = facts.map((f) => f.report);
-  const last = signed.at(-1);
-  const lastFacts = facts.at(-1);
+  const all = facts.map((f) => f.report);
+  const signed = all.filter((s) => s.kind !== 'documentTimestamp');
+  const timestamps = all.filter((s) => s.kind === 'documentTimestamp');
+  const lastIndex = facts.findLastIndex((f) => f.report.kind !== 'documentTimestamp');
+  const last = facts[lastIndex];
   const modifiedAfterLastSignature =
-    !!last && (last.modificationsAfter !== 'none' || lastFacts?.byteRange.signedEnd === undefined || hasContentAfter(data, lastFacts.byteRange.signedEnd));
+    !!last && (last.report.modificationsAfter !== 'none' || last.byteRange.signedEnd === undefined || hasContentAfter(data, last.byteRange.signedEnd));
   const allPassed = signed.length > 0 && signed.every((s) => s.indication === 'TOTAL_PASSED');
   const valid = allPassed && !tooMany;
   return {
     valid,
-    reason: allPassed && tooMany ? tooMany : summaryReason(signed, unsignedFields),
-    signer: last ? signerSummary(last) : null,
+    reason: allPassed && tooMany ? tooMany : summaryReason(signed, timestamps, unsignedFields),
+    signer: last ? signerSummary(last.report) : null,
     signers: signed.map(signerSummary),
     document: {
       format: 'pdf',
@@ -311,10 +335,12 @@ function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsig
       sha256: createHash('sha256').update(data).digest('hex'),
       revisions: countRevisions(data, revisions.length),
       signatureCount: signed.length,
+      timestampCount: timestamps.length,
       modifiedAfterLastSignature,
       warnings,
     },
     signatures: signed,
+    timestamps,
     unsignedFields,
   };
 }

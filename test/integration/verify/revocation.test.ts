@@ -229,7 +229,7 @@ const levelFiles: Buffer[] = [];
 
 describe('PAdES B-LT and B-LTA', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const passed = (report: any) => report.signatures.map((s: { kind: string; indication: string; subIndication: string | null; errors: string[] }) => `${s.kind} ${s.indication}${s.subIndication ? `/${s.subIndication}` : ''} ${s.errors.join('; ')}`.trim());
+  const passed = (report: any) => [...report.signatures, ...report.timestamps].map((s: { kind: string; indication: string; subIndication: string | null; errors: string[] }) => `${s.kind} ${s.indication}${s.subIndication ? `/${s.subIndication}` : ''} ${s.errors.join('; ')}`.trim());
 
   it('level=B-LT stores the validation data: verify reads the status from the DSS without fetching, pdfsig finds the signature valid', async () => {
     const pdf = await signAt(PDF, { level: 'B-LT' });
@@ -248,7 +248,11 @@ describe('PAdES B-LT and B-LTA', () => {
     levelFiles.push(pdf);
     const report = await offline.routes.verify(pdf);
     expect(passed(report)).toEqual(['approval TOTAL_PASSED', 'documentTimestamp TOTAL_PASSED']);
-    expect(report.signatures[0].modificationsAfter).toBe('signatures');
+    // DSS and a document time-stamp are archival updates; the TSA signs for nobody.
+    expect(report.signatures[0].modificationsAfter).toBe('archival');
+    expect(report.signers).toHaveLength(1);
+    expect(report.signer).toEqual(report.signers[0]);
+    expect(report.signer.name).not.toBe(report.timestamps[0].signer.commonName);
     expectValidInPdfsigAndOpenssl(pdf, 2);
   });
 

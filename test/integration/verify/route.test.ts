@@ -166,7 +166,7 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect((await postJson({ document: { base64: document.base64, contenttype: 'application/pdf' } })).statusCode).toBe(400);
   });
 
-  it('a document time-stamp (/Type /DocTimeStamp, ETSI.RFC3161) from a trusted TSA passes', async () => {
+  it('a document time-stamp (/Type /DocTimeStamp, ETSI.RFC3161) from a trusted TSA passes, in its own list: it signs for nobody', async () => {
     const tsaDir = path.join(dir, 'tsa');
     const pdf = TestPdf.base().sign({ subFilter: 'ETSI.RFC3161', type: 'DocTimeStamp', cms: (signedBytes) => timestampToken(signedBytes, tsaDir) }).bytes;
     expect(pdf.toString('latin1')).toContain('/Type /DocTimeStamp');
@@ -174,10 +174,13 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(validateResponse(body)).toBe(true);
-    const stamp = body.signatures.find((s: { signed: boolean }) => s.signed);
+    expect(body.signatures).toEqual([]);
+    const stamp = body.timestamps[0];
     expect(stamp).toMatchObject({ kind: 'documentTimestamp', subFilter: 'ETSI.RFC3161', intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED' });
     expect(stamp.timestamp).toMatchObject({ tsa: expect.stringContaining('Verify Route TSA'), intact: true, valid: true, trusted: true });
-    expect(body.valid).toBe(true);
+    // A time-stamp proves when the document existed, not that anyone signed it (EU DSS: NO_SIGNATURE_FOUND).
+    expect(body).toMatchObject({ valid: false, signer: null, signers: [], document: { signatureCount: 0, timestampCount: 1 } });
+    expect(body.reason).toMatch(/no signatures, only a document time-stamp/);
   });
 
   it('a DOCX signed by the sign engine (signDocx) with the service identity is valid; one changed byte makes it invalid', async () => {

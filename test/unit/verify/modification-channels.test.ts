@@ -29,7 +29,7 @@ describe('verifyPdf: DSS updates after signing', () => {
     const certStream = (n: number) => `<< /Length 4 >>\nstream\nder${n}\nendstream`;
     pdf.update({ [cert1]: certStream(1), [certs]: `[${cert1} 0 R]`, [dss]: `<< /Certs ${certs} 0 R >>`, 1: catalogWithDss(`${dss} 0 R`, perms) });
     pdf.update({ [cert2]: certStream(2), [certs]: `[${cert1} 0 R ${cert2} 0 R]`, [dss]: `<< /Certs ${certs} 0 R /VRI << >> >>` });
-    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'archival', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
   });
 
   it('a font rewritten to claim /Type /DSS is still a forbidden change', () => {
@@ -149,7 +149,7 @@ describe('verifyPdf: the appearance of a signature already made', () => {
     // The signature's own update did not set /AP; setting it now changes a signature already made.
     pdf.update({ 7: withAp });
     expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
-    expect(first(pdf).errors.join(' ')).toMatch(/appearance of a signature already made/);
+    expect(first(pdf).errors.join(' ')).toMatch(/appearance \(\/AP\) of a signature already made/);
   });
 
   it('the appearance stream of a signed field rewritten in place is a forbidden change', () => {

@@ -290,7 +290,7 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
   it('/DR losing or redefining a resource is not a signature change', () => {
     const withDr = () => TestPdf.base().sign({ cms: { signer }, acroFormExtra: '/DR << /Font << /Helv 6 0 R >> >>' });
     const grown = withDr().update({ 5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 /DR << /Font << /Helv 6 0 R /ZaDb 6 0 R >> >> >>' });
-    expect(first(grown)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    expect(first(grown)).toMatchObject({ modificationsAfter: 'archival', indication: 'TOTAL_PASSED' });
     const redefined = withDr().update({ 5: '<< /Fields [7 0 R 8 0 R 9 0 R] /SigFlags 3 /DR << /Font << /Helv 2 0 R >> >> >>' });
     expect(first(redefined).modificationsAfter).toBe('formFilling');
   });
@@ -315,7 +315,7 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
     expect(first(signed)).toMatchObject({ indication: 'TOTAL_PASSED' });
     signed.update({ 50: `<< /Length ${text.length} >>\nstream\n${text}\nendstream` });
     expect(first(signed)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
-    expect(first(signed).errors.join(' ')).toMatch(/object 50, referenced by signed object 3 but absent when it was signed/);
+    expect(first(signed).errors.join(' ')).toMatch(/object 50, referenced by signed object 3 .*absent when it was signed/);
   });
 
   it('DSS with VRI and a document time-stamp after a P1 certification: LTV updates, still passing', () => {
@@ -329,18 +329,18 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
       [dss]: `<< /Type /DSS /Certs [${cert} 0 R] /CRLs [${crl} 0 R] /VRI ${vri} 0 R >>`,
       1: `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /Perms << /DocMDP ${sigNum} 0 R >> /DSS ${dss} 0 R /Extensions << /ESIC << /BaseVersion /1.7 /ExtensionLevel 5 >> >> >>`,
     });
-    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'archival', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
     pdf.sign({ fieldNum: 9, type: 'DocTimeStamp', subFilter: 'ETSI.RFC3161', cms: { signer } });
-    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'archival', indication: 'TOTAL_PASSED', docMdp: { permission: 1, respected: true } });
     // An approval signature is not an LTV update: P1 forbids it.
     const approved = TestPdf.base().sign({ cms: { signer }, docMdp: 1 }).sign({ fieldNum: 9, cms: { signer } });
     expect(first(approved)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_FAILED', docMdp: { permission: 1, respected: false } });
   });
 
-  it('a new signature field with its widget after a P2 certification is a signature change; a new text field is not', () => {
+  it('a new invisible signature field after a P2 certification is archival, signing it a signature change; a new text field is not allowed', () => {
     const pdf = TestPdf.base().sign({ cms: { signer }, docMdp: 2 });
     const field = pdf.addSignatureField('Witness');
-    expect(first(pdf)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
+    expect(first(pdf)).toMatchObject({ modificationsAfter: 'archival', indication: 'TOTAL_PASSED' });
     pdf.sign({ fieldNum: field, fieldName: 'Witness', cms: { signer } });
     const report = verify(pdf.bytes);
     expect(report.signatures.map((s) => [s.field, s.modificationsAfter, s.indication])).toEqual([['Signature1', 'signatures', 'TOTAL_PASSED'], ['Witness', 'none', 'TOTAL_PASSED']]);
@@ -357,10 +357,8 @@ describe('verifyPdf: changes after signing as EU DSS and pyHanko classify them',
     expect(first(pdf)).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
   });
 
-  it('page-tree root keys that change no page are allowed; /Kids, /Count and inherited attributes are not', () => {
-    const harmless = signedOnce().update({ 2: '<< /Type /Pages /Kids [3 0 R] /Count 1 /PieceInfo << /docproc << /LastModified (D:20240101) >> >> >>' });
-    expect(first(harmless)).toMatchObject({ modificationsAfter: 'signatures', indication: 'TOTAL_PASSED' });
-    for (const extra of ['/Rotate 90', '/MediaBox [0 0 100 100]', '/Resources << /Font << /F1 2 0 R >> >>']) {
+  it('the page tree does not change after signing: no rule explains /Kids, /Count, inherited attributes or any other entry of a node', () => {
+    for (const extra of ['/Rotate 90', '/MediaBox [0 0 100 100]', '/Resources << /Font << /F1 2 0 R >> >>', '/PieceInfo << /docproc << /LastModified (D:20240101) >> >>']) {
       const shown = signedOnce().update({ 2: `<< /Type /Pages /Kids [3 0 R] /Count 1 ${extra} >>` });
       expect(first(shown), extra).toMatchObject({ modificationsAfter: 'other', indication: 'TOTAL_FAILED' });
     }
@@ -426,7 +424,8 @@ describe('verifyPdf: hybrid-reference files (ISO 32000-1 §7.5.8.4)', () => {
     // The /XRefStm only restates object 4 as it was: nothing changed, so nothing is reported.
     const restated = verify(hybridUpdate(pdf, {}, { 4: original }));
     expect(restated.signatures[0]).toMatchObject({ indication: 'TOTAL_PASSED' });
-    expect(['none', 'signatures']).toContain(restated.signatures[0]!.modificationsAfter);
+    // Only an xref stream nothing references was written.
+    expect(['none', 'archival']).toContain(restated.signatures[0]!.modificationsAfter);
   });
 });
 

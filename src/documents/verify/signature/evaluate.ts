@@ -11,6 +11,8 @@ import type { SignatureFieldRef } from '../../pdf/structure.js';
 import type { ChainRevocation } from '../../pki/revocation/check.js';
 import type { DocMdpReport, SignatureReport } from '../types.js';
 import { checkByteRange, type ByteRangeCheck } from './byte-range.js';
+import type { FieldLock } from './change-rules.js';
+import type { SignedRevision } from './modifications.js';
 import { parsePdfDate } from './pdf-date.js';
 
 /** Everything about one signature that does not depend on the other signatures. */
@@ -36,6 +38,9 @@ export interface SignatureFacts {
   archivePoe?: Date;
   /** Revocation of the chain, from the PDF's evidence (and, online, from the responders). */
   revocation?: ChainRevocation;
+  /** The fields this signature locked (FieldMDP), and a DocMDP permission its field lock set. */
+  lock?: FieldLock;
+  lockPermission?: 1 | 2 | 3;
 }
 
 export interface EvaluationContext {
@@ -45,6 +50,8 @@ export interface EvaluationContext {
   trust: TrustStore;
   now: Date;
   signedView: (end: number) => PdfView | undefined;
+  /** The revision ending at `end`, indexed for the modification analysis. */
+  signedRevision: (end: number) => SignedRevision | undefined;
 }
 
 function emptyReport(field: SignatureFieldRef): SignatureReport {
@@ -69,6 +76,7 @@ function emptyReport(field: SignatureFieldRef): SignatureReport {
     coverage: 'unclear',
     modificationsAfter: 'none',
     docMdp: null,
+    fieldMdp: null,
     indication: 'INDETERMINATE',
     subIndication: 'SIGNED_DATA_NOT_FOUND',
     errors: [],
@@ -86,17 +94,42 @@ export function docMdpOf(sigDict: PdfDict, view: PdfView): DocMdpReport | null {
   return null;
 }
 
-/** The signature dictionary as it was in the signed revision (an attacker may have rewritten it later). */
-function signedSignatureDict(field: SignatureFieldRef, finalDict: PdfDict, ctx: EvaluationContext): { dict: PdfDict; view: PdfView } {
+const LOCK_ACTIONS = new Set(['All', 'Include', 'Exclude']);
+
+/**
+ * The fields a signature locks: its FieldMDP signature reference (signed with it), else the /Lock
+ * dictionary its field carried when signed (ISO 32000-1 §12.7.4.5: locked "when this signature
+ * field is signed"). /Lock /P (ISO 32000-2) also sets a DocMDP permission for what follows.
+ */
+export function fieldLockOf(sigDict: PdfDict, fieldDict: PdfDict | undefined, view: PdfView): { lock?: FieldLock; permission?: 1 | 2 | 3 } {
+  const read = (params: PdfDict | undefined): FieldLock | undefined => {
+    const action = nameOf(params?.get('Action'));
+    if (!params || !action || !LOCK_ACTIONS.has(action)) return undefined;
+    const fields = (view.array(params.get('Fields')) ?? []).flatMap((f) => asText(view.resolve(f)) ?? []);
+    return { action: action as FieldLock['action'], fields };
+  };
+  let lock: FieldLock | undefined;
+  for (const ref of view.array(sigDict.get('Reference')) ?? []) {
+    const reference = view.dict(ref);
+    if (isName(reference?.get('TransformMethod'), 'FieldMDP')) lock ??= read(view.dict(reference?.get('TransformParams')));
+  }
+  const lockDict = view.dict(fieldDict?.get('Lock'));
+  lock ??= read(lockDict);
+  const p = asNumber(lockDict?.get('P'));
+  return { lock, permission: p === 1 || p === 2 || p === 3 ? p : undefined };
+}
+
+/** The signature dictionary (and its field) as they were in the signed revision (an attacker may have rewritten them later). */
+function signedSignatureDict(field: SignatureFieldRef, finalDict: PdfDict, ctx: EvaluationContext): { dict: PdfDict; view: PdfView; fieldDict?: PdfDict } {
   const br = asArray(finalDict.get('ByteRange'));
   const end = br?.length === 4 && typeof br[2] === 'number' && typeof br[3] === 'number' ? br[2] + br[3] : undefined;
   const view = end !== undefined && end <= ctx.data.length ? ctx.signedView(end) : undefined;
   if (view && field.fieldNum !== undefined) {
     const fieldThen = view.dict(view.getObject(field.fieldNum) ?? null);
     const dictThen = view.dict(fieldThen?.get('V'));
-    if (dictThen) return { dict: dictThen, view };
+    if (dictThen) return { dict: dictThen, view, fieldDict: fieldThen };
   }
-  return { dict: finalDict, view: ctx.final };
+  return { dict: finalDict, view: ctx.final, fieldDict: field.field };
 }
 
 const certsFromValue = (view: PdfView, value: PdfValue | undefined): Cert[] => {
@@ -143,7 +176,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
     report.errors.push('the signature field is empty (not signed)');
     return { report, byteRange: { coverage: 'unclear' }, placeholder: true };
   }
-  const { dict, view } = signedSignatureDict(field, finalDict, ctx);
+  const { dict, view, fieldDict } = signedSignatureDict(field, finalDict, ctx);
   const contents = view.resolve(dict.get('Contents'));
   const contentBytes = contents instanceof PdfString ? contents.bytes : new Uint8Array();
   // An unfilled placeholder (/Contents all zeros) claims nothing; a missing or empty /Contents
@@ -159,6 +192,8 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
     report.kind = 'certification';
     report.docMdp = docMdp;
   }
+  const { lock, permission: lockPermission } = fieldLockOf(dict, fieldDict, view);
+  if (lock) report.fieldMdp = { action: lock.action, fields: lock.fields, respected: true };
   const brValue = view.resolve(dict.get('ByteRange'));
   report.byteRange = Array.isArray(brValue) && brValue.every((n) => typeof n === 'number') ? (brValue as number[]) : null;
   if (placeholder) {
@@ -168,7 +203,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   report.signed = true;
   const byteRange = checkByteRange(brValue, contents, ctx.data, ctx.revisions);
   report.coverage = byteRange.coverage;
-  if (!byteRange.ranges) return { report, byteRange, placeholder: false };
+  if (!byteRange.ranges) return { report, byteRange, placeholder: false, lock, lockPermission };
   const ranges = byteRange.ranges;
 
   if (report.kind === 'documentTimestamp') {
@@ -178,7 +213,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
     report.intact = ts.intact;
     report.cryptoValid = ts.valid;
     report.signingTime = ts.time ?? report.signingTime;
-    return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes }, ctx);
+    return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, lock, lockPermission }, ctx);
   }
 
   let cms: CmsCheck;
@@ -208,7 +243,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
     timestampCerts = tsCms.certificates;
     if (tsCms.signerCert) timestampChain = buildChain(tsCms.signerCert, tsCms.certificates, ctx.trust);
   }
-  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts, timestampChain }, ctx);
+  return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts, timestampChain, lock, lockPermission }, ctx);
 }
 
 function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureFacts {

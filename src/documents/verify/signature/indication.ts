@@ -1,19 +1,20 @@
 import { validAt } from '../../pki/certificates.js';
 import type { ModificationLevel } from '../types.js';
+import { levelRank } from './change-rules.js';
 import type { SignatureFacts } from './evaluate.js';
 
-const ORDER: ModificationLevel[] = ['none', 'signatures', 'formFilling', 'annotations', 'other'];
-
-/** The most a later revision may change: DocMDP P1/P2/P3, or annotations for plain approval signatures. */
+/**
+ * The most a later revision may change: DocMDP P1 archival updates only (PAdES: DSS, document
+ * time-stamps), P2 signatures and form filling, P3 and plain approval signatures also annotations.
+ */
 export function allowedLevel(permission: 1 | 2 | 3 | undefined): ModificationLevel {
-  if (permission === 1) return 'none';
+  if (permission === 1) return 'archival';
   if (permission === 2) return 'formFilling';
   return 'annotations';
 }
 
-export function levelAllowed(level: ModificationLevel, ltvOnly: boolean, permission: 1 | 2 | 3 | undefined): boolean {
-  if (permission === 1 && level === 'signatures' && ltvOnly) return true;
-  return ORDER.indexOf(level) <= ORDER.indexOf(allowedLevel(permission));
+export function levelAllowed(level: ModificationLevel, permission: 1 | 2 | 3 | undefined): boolean {
+  return levelRank(level) <= levelRank(allowedLevel(permission));
 }
 
 /**

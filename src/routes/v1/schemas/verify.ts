@@ -96,8 +96,11 @@ const SubIndication = Type.Union(
 
 
 const ModificationLevel = Type.Union(
-  [Type.Literal('none'), Type.Literal('signatures'), Type.Literal('formFilling'), Type.Literal('annotations'), Type.Literal('other')],
-  { description: 'The most significant kind of change made after this signature (other = not explained by any allowed rule).' },
+  [Type.Literal('none'), Type.Literal('archival'), Type.Literal('signatures'), Type.Literal('formFilling'), Type.Literal('annotations'), Type.Literal('other')],
+  {
+    description:
+      'The most significant kind of change made after this signature, judged by how the document uses each changed object: archival = validation data (DSS/VRI), document time-stamps, metadata, empty invisible signature fields; signatures = also new signatures and visible signature fields; formFilling = also field values and appearances; annotations = also annotations added, changed or removed; other = something no rule explains (refused).',
+  },
 );
 
 export const VerifySignatureSchema = Type.Object({
@@ -122,9 +125,20 @@ export const VerifySignatureSchema = Type.Object({
   modificationsAfter: ModificationLevel,
   docMdp: Type.Union([
     Type.Object({
-      permission: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)], { description: '1 no changes, 2 form filling and signing, 3 also annotations.' }),
-      respected: Type.Boolean({ description: 'Later changes stay within the permission.' }),
+      permission: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(3)], { description: '1 archival updates only (validation data, document time-stamps), 2 also form filling and signing, 3 also annotations.' }),
+      respected: Type.Boolean({ description: 'Later changes stay within the permission (and, for 1 and 2, no new visible signature field was added).' }),
     }),
+    Type.Null(),
+  ]),
+  fieldMdp: Type.Union([
+    Type.Object(
+      {
+        action: Type.Union([Type.Literal('All'), Type.Literal('Include'), Type.Literal('Exclude')]),
+        fields: Type.Array(Type.String(), { description: 'Fully qualified names the action includes or excludes.' }),
+        respected: Type.Boolean({ description: 'No locked field changed after this signature.' }),
+      },
+      { description: 'The form fields this signature locked (FieldMDP).' },
+    ),
     Type.Null(),
   ]),
   indication: Indication,
@@ -134,20 +148,26 @@ export const VerifySignatureSchema = Type.Object({
 });
 
 export const VerifyPdfResponseSchema = Type.Object({
-  valid: Type.Boolean({ description: 'True only when there is at least one signature and every signature is TOTAL_PASSED with no disallowed change after it.' }),
+  valid: Type.Boolean({
+    description: 'True only when there is at least one signature and every signature is TOTAL_PASSED with no disallowed change after it. Document time-stamps are not signatures: a document with only time-stamps is not valid.',
+  }),
   reason: Type.String({ description: 'One sentence: why not valid, or that all is well.' }),
-  signer: Type.Union([VerifySignerSummarySchema, Type.Null()], { description: 'The last signer.' }),
-  signers: Type.Array(VerifySignerSummarySchema, { description: 'One per signed signature, in signing order.' }),
+  signer: Type.Union([VerifySignerSummarySchema, Type.Null()], { description: 'The last signer (never a time-stamp authority).' }),
+  signers: Type.Array(VerifySignerSummarySchema, { description: 'One per signature, in signing order (document time-stamps are not listed).' }),
   document: Type.Object({
     format: Type.Literal('pdf'),
     pages: Type.Integer({ minimum: 0 }),
     sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
     revisions: Type.Integer({ minimum: 1 }),
-    signatureCount: Type.Integer({ minimum: 0 }),
-    modifiedAfterLastSignature: Type.Boolean(),
+    signatureCount: Type.Integer({ minimum: 0, description: 'Signatures (approval and certification), time-stamps not counted.' }),
+    timestampCount: Type.Integer({ minimum: 0, description: 'Document time-stamps.' }),
+    modifiedAfterLastSignature: Type.Boolean({ description: 'Anything (allowed or not) was written after the last signature, document time-stamps and validation data included.' }),
     warnings: Type.Array(Type.String(), { description: 'Structural problems found while reading the file (e.g. a broken cross-reference chain) and how they were recovered.' }),
   }),
-  signatures: Type.Array(VerifySignatureSchema, { description: 'One per signed signature field, in signing order.' }),
+  signatures: Type.Array(VerifySignatureSchema, { description: 'One per signed signature field, in signing order (document time-stamps are in `timestamps`).' }),
+  timestamps: Type.Array(VerifySignatureSchema, {
+    description: 'Document time-stamps (kind documentTimestamp), in order: each proves the document existed at its time; they sign nothing on behalf of anyone.',
+  }),
   unsignedFields: Type.Array(Type.String(), { description: 'Fully qualified names of empty signature fields (not yet signed); they are not failed signatures.' }),
 });
 
