@@ -55,7 +55,8 @@ export class SignedRevision {
 
 /** Where an object is used in the signed revision, for the report. */
 function whereUsed(signed: SignedRevision, num: number): string {
-  const use = signed.uses.usesOf(num)[0];
+  const uses = signed.uses.usesOf(num);
+  const use = uses.find((u) => u.role.kind !== 'link') ?? uses[0];
   if (!use) return `object ${num}`;
   return `object ${num} (${describeRole(use.role)}, referenced from ${use.from === 'trailer' ? 'the trailer' : `object ${use.from}`} ${formatPath(use.path)})`;
 }
