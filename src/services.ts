@@ -71,9 +71,9 @@ async function checkStore(store: Store): Promise<DependencyCheck> {
   const started = Date.now();
   try {
     await store.ping();
-    return { status: 'up', stats: { kind: store.kind, latencyMs: Date.now() - started } };
+    return { status: 'up', shared: true, stats: { kind: store.kind, latencyMs: Date.now() - started } };
   } catch {
-    return { status: 'down', detail: 'the key store does not answer', stats: { kind: store.kind } };
+    return { status: 'down', shared: true, detail: 'the key store does not answer', stats: { kind: store.kind } };
   }
 }
 

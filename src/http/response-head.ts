@@ -8,9 +8,9 @@
  */
 export const MAX_RESPONSE_HEAD_BYTES = 8 * 1024;
 
-/** At most this many warnings in the header, each at most WARNING_BYTES once URI-encoded (≈ 3.3 KB in all). */
-export const MAX_HEADER_WARNINGS = 10;
-export const WARNING_BYTES = 320;
+/** At most this many warnings in the header, each at most WARNING_BYTES once URI-encoded (under 2 KB in all). */
+export const MAX_HEADER_WARNINGS = 8;
+export const WARNING_BYTES = 240;
 
 const ELLIPSIS = encodeURIComponent('…');
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

@@ -22,13 +22,16 @@ const HealthSchema = Type.Object(
 
 const CheckSchema = Type.Object({
   status: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+  shared: Type.Optional(Type.Boolean({ description: 'A dependency every replica shares (the key store): reported, but its outage does not make this replica unready' })),
   detail: Type.Optional(Type.String()),
   stats: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.String(), Type.Boolean()]))),
 });
 
 const ReadinessSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+    status: Type.Union([Type.Literal('ready'), Type.Literal('degraded'), Type.Literal('not_ready')], {
+      description: 'ready: everything answers; degraded: this replica is up but a shared dependency is down (protected routes answer 503 + Retry-After meanwhile); not_ready: a part of this replica is down',
+    }),
     timestamp: Type.String({ format: 'date-time' }),
     checks: Type.Record(Type.String(), CheckSchema),
   },
@@ -49,7 +52,7 @@ const ReadinessSchema = Type.Object(
   },
 );
 
-export type DependencyCheck = { status: 'up' | 'down'; detail?: string; stats?: Record<string, number | string | boolean> };
+export type DependencyCheck = { status: 'up' | 'down'; shared?: boolean; detail?: string; stats?: Record<string, number | string | boolean> };
 
 export default function healthRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -83,16 +86,20 @@ export default function healthRoutes(services: Services): FastifyPluginAsyncType
         schema: {
           operationId: 'getReadiness',
           tags: ['Health'],
-          summary: 'Readiness: every dependency answers',
-          description: 'Reports the key store, the worker pool and the office pool; 503 when one is down.',
+          summary: 'Readiness: this replica can serve',
+          description:
+            'Reports the key store, the worker pool and the office pool; 503 when a part of this replica (workers, office pool) is down. ' +
+            'A key-store outage is reported (status degraded) but answered 200: it hits every replica alike, and taking them all off the load balancer would only turn the 503 + Retry-After callers get meanwhile into refused connections.',
           security: [],
           response: { 200: ReadinessSchema, 503: ReadinessSchema },
         },
       },
       async (_request, reply) => {
         const checks = await services.readiness();
-        const ready = Object.values(checks).every((c) => c.status === 'up');
-        return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', timestamp: new Date().toISOString(), checks });
+        const down = Object.values(checks).filter((c) => c.status === 'down');
+        const ownDown = down.some((c) => !c.shared);
+        const status = ownDown ? 'not_ready' : down.length > 0 ? 'degraded' : 'ready';
+        return reply.code(ownDown ? 503 : 200).send({ status, timestamp: new Date().toISOString(), checks });
       },
     );
   };

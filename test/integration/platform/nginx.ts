@@ -4,11 +4,10 @@ import net from 'node:net';
 import path from 'node:path';
 
 /**
- * A foreground nginx (daemon off) load balancer on loopback whose config, pid, logs and temp
- * paths all live in `dir`. Round-robin over the upstreams; retries on connection errors,
- * timeouts, 502 and 503, POSTs included (`non_idempotent`, as deploy/nginx.conf: docproc's POSTs
- * have no side effects, and a stopping replica may reset a connection accepted an instant before
- * its listener closed).
+ * A foreground nginx (daemon off) load balancer on loopback running the shipped deploy/nginx.conf:
+ * its upstream and server blocks as written, with the replicas' loopback ports in place of the
+ * Docker service name (nginx 1.22 here has no upstream `resolve`), and its own pid, logs and temp
+ * paths in `dir`. The access log records every upstream each request was sent to.
  */
 export interface Nginx {
   base: string;
@@ -28,15 +27,32 @@ export interface AccessEntry {
   upstreamStatuses: string[];
 }
 
-/** The X-Forwarded-For line of the shipped deploy/nginx.conf, so the tests run what users get. */
-function shippedForwardedFor(): string {
-  const shipped = readFileSync(path.resolve(import.meta.dirname, '../../../deploy/nginx.conf'), 'utf8');
-  const line = /^\s*(proxy_set_header X-Forwarded-For [^;]+;)/m.exec(shipped);
-  if (!line) throw new Error('deploy/nginx.conf sets no X-Forwarded-For');
-  return line[1]!;
+export interface NginxOptions {
+  /**
+   * Parameters of each upstream server line instead of the shipped ones, e.g. "max_fails=0" so a
+   * stopped replica stays in the rotation and every request that meets it shows its retry.
+   */
+  serverParameters?: string;
 }
 
-export function nginxConfig(dir: string, port: number, upstreamPorts: number[]): string {
+const SHIPPED = path.resolve(import.meta.dirname, '../../../deploy/nginx.conf');
+
+/** The shipped upstream and server blocks, pointed at loopback replicas and a loopback port. */
+export function shippedSites(port: number, upstreamPorts: number[], options: NginxOptions = {}): string {
+  const shipped = readFileSync(SHIPPED, 'utf8').replace(/^\s*#.*$/gm, '');
+  const server = /^\s*server docproc:3000 resolve ([^;]*);/m.exec(shipped);
+  if (!server) throw new Error('deploy/nginx.conf: no "server docproc:3000 resolve …;" line in its upstream');
+  const parameters = options.serverParameters ?? server[1]!;
+  const upstreams = upstreamPorts.map((p) => `  server 127.0.0.1:${p} ${parameters};`).join('\n');
+  const sites = shipped
+    .replace(/^\s*resolver [^;]*;/m, '')
+    .replace(server[0], `\n${upstreams}`)
+    .replace(/^(\s*)listen 80;/m, `$1listen 127.0.0.1:${port};`);
+  if (!sites.includes(`listen 127.0.0.1:${port};`)) throw new Error('deploy/nginx.conf: no "listen 80;" line');
+  return sites;
+}
+
+export function nginxConfig(dir: string, port: number, upstreamPorts: number[], options: NginxOptions = {}): string {
   const runAsRoot = process.getuid?.() === 0 ? 'user root root;' : '';
   return `daemon off;
 ${runAsRoot}
@@ -52,24 +68,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-  client_max_body_size 50m;
-  upstream docproc {
-    # max_fails=0: a refused upstream is never taken out of the rotation, so every request
-    # that lands on a stopped instance shows the retry in the access log.
-${upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://docproc;
-      ${shippedForwardedFor()}
-      proxy_connect_timeout 2s;
-      proxy_read_timeout 180s;
-      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
-      proxy_next_upstream_tries 3;
-      proxy_next_upstream_timeout 10s;
-    }
-  }
+${shippedSites(port, upstreamPorts, options)}
 }
 `;
 }
@@ -100,10 +99,10 @@ function killQuietly(pid: number) {
   }
 }
 
-export async function startNginx(dir: string, port: number, upstreamPorts: number[]): Promise<Nginx> {
+export async function startNginx(dir: string, port: number, upstreamPorts: number[], options: NginxOptions = {}): Promise<Nginx> {
   mkdirSync(dir, { recursive: true });
   const conf = path.join(dir, 'nginx.conf');
-  writeFileSync(conf, nginxConfig(dir, port, upstreamPorts));
+  writeFileSync(conf, nginxConfig(dir, port, upstreamPorts, options));
   // -e: the start-up error log goes to dir too, never to /var/log/nginx.
   const child = spawn('nginx', ['-p', dir, '-c', conf, '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

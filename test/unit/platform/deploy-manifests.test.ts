@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../../src/config.js';
+import { MAX_RESPONSE_HEAD_BYTES } from '../../../src/http/response-head.js';
 
 /**
  * No cluster or Docker engine here: the deploy files are checked for what would break a
@@ -132,11 +133,21 @@ describe('docker-compose.yml and deploy/nginx.conf', () => {
     expect(Number(/^(\d+)s$/.exec(docproc.stop_grace_period)![1]) * 1000).toBeGreaterThan(30_000);
   });
 
-  it('nginx re-resolves the replicas and re-sends a request (POSTs included: they have no side effects) that a stopping replica refused or reset', () => {
+  it('nginx re-resolves the replicas, re-sends only requests that never reached one, and ejects a replica only for failed connections', () => {
     expect(nginx).toMatch(/server docproc:3000 resolve/);
     expect(nginx).toMatch(/zone docproc/);
     const directives = nginx.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
-    expect(directives).toMatch(/proxy_next_upstream error timeout http_502 http_503 non_idempotent;/);
+    // No http_5xx (a replica's own answer is passed on and counts as no failure), no non_idempotent (a sent POST is never re-sent).
+    expect(directives).toMatch(/^\s*proxy_next_upstream error timeout;$/m);
     expect(directives).not.toMatch(/\bkeepalive\b/);
+    // The largest response head the service can send fits the buffer nginx reads it into.
+    const buffer = Number(/proxy_buffer_size (\d+)k;/.exec(directives)![1]) * 1024;
+    expect(buffer).toBeGreaterThanOrEqual(MAX_RESPONSE_HEAD_BYTES);
+    // Above convert's whole-request budget, so the service answers an oversized upload itself.
+    const bodyLimit = Number(/client_max_body_size (\d+)m;/.exec(directives)![1]) * 1024 * 1024;
+    const { limits } = loadConfig({});
+    expect(bodyLimit).toBeGreaterThan(2 * limits.maxFileBytes + 1024 * 1024);
+    expect(compose().services.docproc.environment.TRUST_REQUEST_ID).toBe('true');
+    expect(directives).toMatch(/proxy_set_header X-Request-Id \$request_id;/);
   });
 });
