@@ -35,6 +35,7 @@ export interface Config {
     registerPerIpPerHour: number;
     verifyPerIpPerHour: number;
     keyRotationGraceSeconds: number;
+    keyRotationsPerHour: number;
   };
   limits: {
     rateLimitPerWindow: number;
@@ -195,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
       registerPerIpPerHour: readInt(env, 'REGISTER_PER_IP_PER_HOUR', 30, 1, 100_000),
       verifyPerIpPerHour: readInt(env, 'VERIFY_PER_IP_PER_HOUR', 60, 1, 100_000),
       keyRotationGraceSeconds: readInt(env, 'KEY_ROTATION_GRACE_SECONDS', 3600, 0, 7 * 24 * 3600),
+      keyRotationsPerHour: readInt(env, 'KEY_ROTATIONS_PER_HOUR', 5, 1, 1000),
     },
     limits: {
       rateLimitPerWindow: readInt(env, 'RATE_LIMIT_MAX', 120, 1, 1_000_000),

@@ -14,6 +14,8 @@ export interface AccountSettings {
   verifyPerIpPerHour: number;
   /** How long a rotated key keeps working beside its successor (KEY_ROTATION_GRACE_SECONDS). */
   keyRotationGraceSeconds: number;
+  /** Rotations one account (e-mail address) may make per hour (KEY_ROTATIONS_PER_HOUR). */
+  keyRotationsPerHour: number;
 }
 
 export interface RotatedKey {
@@ -23,11 +25,13 @@ export interface RotatedKey {
 }
 
 /**
- * Each client has codeMaxAttempts tries at a code; all clients together have this many times
- * that before the code burns. A stranger's wrong tries cannot lock the owner out, and a 6-digit
- * code stays out of reach (at most 10 × 5 = 50 guesses per code, codes per address are limited).
+ * Each client has codeMaxAttempts wrong tries at an address's codes; all clients together have
+ * this many times that. Past it, clients that did not ask for a code for the address may not try
+ * any more, while the ones that did (the owner) keep their own tries: strangers can neither burn the
+ * owner's code nor lock the owner out, and the guesses at a 6-digit code stay few (50 from
+ * strangers, plus codeMaxAttempts from each requester, whose number REGISTER_PER_EMAIL_PER_HOUR bounds).
  */
-const GLOBAL_ATTEMPTS_FACTOR = 10;
+const ADDRESS_TRIES_FACTOR = 10;
 
 /**
  * One answer for every failure, so nobody learns whether a code is pending for an address. 400, as
@@ -38,6 +42,8 @@ const invalidCode = () =>
 
 const tooMany = (message: string, resetMs: number) =>
   new AppError(429, ErrorCode.RATE_LIMIT_ERROR, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
+
+const unknownKey = () => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
 
 /** Registration by e-mailed code and the minting of API keys. */
 export class AccountService {
@@ -55,7 +61,7 @@ export class AccountService {
       throw tooMany('Too many codes requested for this e-mail address; try again later.', perEmail.resetMs);
     }
     const code = generateCode();
-    await this.store.putCode(id, hashCode(email, code, this.settings.pepper), this.settings.codeTtlSeconds);
+    await this.store.putCode(id, hashCode(email, code, this.settings.pepper), this.settings.codeTtlSeconds, clientIp);
     const minutes = Math.round(this.settings.codeTtlSeconds / 60);
     try {
       await this.mailer.send({
@@ -69,8 +75,9 @@ export class AccountService {
   }
 
   /**
-   * Checks and consumes the code; on success mints a key that is returned once and stored only
-   * hashed. Rate-limited per client; tries are counted per address and client, with a global cap.
+   * Checks the code and, on success, consumes the address's codes and mints a key that is returned
+   * once and stored only hashed. Rate-limited per client; wrong tries are counted per address and
+   * client (see ADDRESS_TRIES_FACTOR).
    */
   async verifyCode(rawEmail: string, code: string, clientIp: string): Promise<string> {
     const email = normalizeEmail(rawEmail);
@@ -79,32 +86,48 @@ export class AccountService {
     if (perClient.count > this.settings.verifyPerIpPerHour) {
       throw tooMany('Too many verification attempts from this address; try again later.', perClient.resetMs);
     }
-    const triesByClient = await this.store.hit(`verify:tries:${id}:${clientIp}`, this.settings.codeTtlSeconds);
-    if (triesByClient.count > this.settings.codeMaxAttempts) throw invalidCode();
-    const result = await this.store.checkCode(id, hashCode(email, code, this.settings.pepper), this.settings.codeMaxAttempts * GLOBAL_ATTEMPTS_FACTOR);
-    if (result !== 'ok') throw invalidCode();
+    const limits = { perClient: this.settings.codeMaxAttempts, perAddress: this.settings.codeMaxAttempts * ADDRESS_TRIES_FACTOR };
+    if ((await this.store.checkCode(id, hashCode(email, code, this.settings.pepper), clientIp, limits)) !== 'ok') throw invalidCode();
     const key = generateApiKey();
     await this.store.putApiKey(hashApiKey(key, this.settings.pepper), { email, createdAt: new Date().toISOString() });
     return key;
   }
 
-  /** Ends the presented key at once, on every replica (they all read the key from the store). */
+  /**
+   * Ends the presented key at once, on every replica (they all read keys from the store), with its
+   * whole lineage: the keys minted from it by rotation and the keys it was minted from that still
+   * work in their grace period. A leaked key leaves no live relative behind.
+   */
   async revokeKey(key: string): Promise<void> {
-    if (!(await this.store.expireApiKey(hashApiKey(key, this.settings.pepper), 0))) throw new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
+    if (!(await this.store.revokeApiKey(hashApiKey(key, this.settings.pepper)))) throw unknownKey();
   }
 
   /**
-   * Mints a successor for the presented key (same account) and ends the presented one after the
-   * grace period, so deployments can switch over; rotating again never extends an old key's end.
+   * Mints a successor for the presented key (same account and lineage) and ends the presented one
+   * after the grace period, so deployments can switch over. Only an active key rotates: one already
+   * rotated (in its grace period) is refused, so a lineage has one active key at a time; and an
+   * account rotates at most KEY_ROTATIONS_PER_HOUR times an hour.
    */
   async rotateKey(key: string): Promise<RotatedKey> {
     const hash = hashApiKey(key, this.settings.pepper);
     const record = await this.store.getApiKey(hash);
-    if (!record) throw new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
+    if (!record) throw unknownKey();
     const successor = generateApiKey();
-    await this.store.putApiKey(hashApiKey(successor, this.settings.pepper), { email: record.email, createdAt: new Date().toISOString() });
     const grace = this.settings.keyRotationGraceSeconds;
-    await this.store.expireApiKey(hash, grace);
-    return { key: successor, previousKeyExpiresAt: new Date(Date.now() + grace * 1000).toISOString() };
+    const outcome = await this.store.rotateApiKey(hash, hashApiKey(successor, this.settings.pepper), { email: record.email, createdAt: new Date().toISOString() }, grace, {
+      bucket: `rotate:${emailId(record.email, this.settings.pepper)}`,
+      max: this.settings.keyRotationsPerHour,
+      windowSeconds: 3600,
+    });
+    switch (outcome.status) {
+      case 'rotated':
+        return { key: successor, previousKeyExpiresAt: new Date(Date.now() + grace * 1000).toISOString() };
+      case 'missing':
+        throw unknownKey();
+      case 'not-active':
+        throw new AppError(409, ErrorCode.KEY_NOT_ACTIVE, 'This key has been rotated already and only works until its grace period ends; rotate its successor instead (or revoke it with DELETE /v1/auth/key).');
+      case 'rate-limited':
+        throw tooMany(`At most ${this.settings.keyRotationsPerHour} key rotations per account per hour.`, outcome.resetMs);
+    }
   }
 }

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's key hash, set by the bearer check on protected routes. */
+    /** The caller's key lineage (the first 32 hex digits of its first key's hash), set by the bearer check on protected routes. */
     apiKeyId?: string;
   }
   interface FastifyContextConfig {
@@ -36,8 +36,10 @@ async function authenticate(request: FastifyRequest, store: Store, pepper: strin
   if (shape === 'malformed') throw unauthorized('Malformed API key: docproc keys start with "dps_".');
   if (shape === 'bad-checksum') throw unauthorized('Invalid API key: the checksum does not match (mistyped or truncated key?).');
   const keyHash = hashApiKey(key, pepper);
-  if (!(await store.getApiKey(keyHash))) throw unauthorized('Unknown API key.');
-  return keyHash.slice(0, 32);
+  const record = await store.getApiKey(keyHash);
+  if (!record) throw unauthorized('Unknown API key.');
+  // Limits count per lineage: a key and the keys rotated from it share one budget.
+  return (record.lineage ?? keyHash).slice(0, 32);
 }
 
 export interface FailureLimit {

@@ -1,18 +1,89 @@
 import { Redis } from 'ioredis';
-import type { ApiKeyRecord, CodeCheck, Store, WindowHit } from './store.js';
+import type { ApiKeyRecord, CodeCheck, CodeTryLimits, RotationLimit, RotationOutcome, Store, WindowHit } from './store.js';
 import { StoreUnavailableError } from './store.js';
 
 /*
  * Lua keeps each read-modify-write atomic across replicas: two racing verifications of the
- * same code cannot both succeed, and a limit counted on one instance holds on all.
+ * same code cannot both succeed, a rotation and a revocation of one lineage never interleave, and
+ * a limit counted on one instance holds on all.
  */
+/**
+ * A code record (hash `code:<address>`) holds the address's pending codes (`c:<hash>` → expiry in
+ * ms), the clients that asked for them (`k:<client>`), wrong tries per client (`t:<client>`) and in
+ * all (`wrong`). Adding a code keeps the others; the record lives as long as its newest code.
+ */
+const PUT_CODE = `
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'c:' .. ARGV[1], nowMs + ttl, 'k:' .. ARGV[3], '1')
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1`;
+
 const CHECK_CODE = `
-local hash = redis.call('HGET', KEYS[1], 'hash')
-if not hash then return 'missing' end
-if hash == ARGV[1] then redis.call('DEL', KEYS[1]) return 'ok' end
-local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-if attempts >= tonumber(ARGV[2]) then redis.call('DEL', KEYS[1]) return 'burnt' end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local fields = redis.call('HGETALL', KEYS[1])
+local live = {}
+local pending = false
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if string.sub(name, 1, 2) == 'c:' then
+    if tonumber(fields[i + 1]) > nowMs then
+      live[string.sub(name, 3)] = true
+      pending = true
+    else
+      redis.call('HDEL', KEYS[1], name)
+    end
+  end
+end
+if not pending then return 'missing' end
+local client = ARGV[2]
+if tonumber(redis.call('HGET', KEYS[1], 't:' .. client) or '0') >= tonumber(ARGV[3]) then return 'locked' end
+if tonumber(redis.call('HGET', KEYS[1], 'wrong') or '0') >= tonumber(ARGV[4]) and redis.call('HEXISTS', KEYS[1], 'k:' .. client) == 0 then return 'locked' end
+if live[ARGV[1]] then redis.call('DEL', KEYS[1]) return 'ok' end
+redis.call('HINCRBY', KEYS[1], 't:' .. client, 1)
+redis.call('HINCRBY', KEYS[1], 'wrong', 1)
 return 'wrong'`;
+
+/**
+ * Key records (hash `key:<hash>`): email, createdAt, lineage, and the links of rotation: `parent`
+ * (the key it was minted from) and `successor` (set once it is rotated: it is then in its grace
+ * period and may not rotate again). Rotation and revocation are one script each, so they are
+ * atomic against each other on every replica.
+ */
+const ROTATE_KEY = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+if redis.call('HEXISTS', KEYS[1], 'successor') == 1 then return {'not-active'} end
+local count = redis.call('INCR', KEYS[3])
+if count == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[6]) end
+if count > tonumber(ARGV[5]) then return {'rate-limited', redis.call('PTTL', KEYS[3])} end
+local lineage = redis.call('HGET', KEYS[1], 'lineage') or ARGV[7]
+redis.call('HSET', KEYS[2], 'email', ARGV[2], 'createdAt', ARGV[3], 'lineage', lineage, 'parent', ARGV[7])
+local grace = tonumber(ARGV[4])
+if grace <= 0 then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HSET', KEYS[1], 'successor', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], grace)
+end
+return {'rotated'}`;
+
+/** Deletes the key, its successors and its predecessors still in grace (each link read from the one before). */
+const REVOKE_KEY = `
+local prefix = ARGV[1]
+local start = ARGV[2]
+if redis.call('EXISTS', prefix .. start) == 0 then return 0 end
+local doomed = {start}
+for _, link in ipairs({'parent', 'successor'}) do
+  local hash = redis.call('HGET', prefix .. start, link)
+  while hash and #doomed < 10000 and redis.call('EXISTS', prefix .. hash) == 1 do
+    table.insert(doomed, hash)
+    hash = redis.call('HGET', prefix .. hash, link)
+  end
+end
+for _, hash in ipairs(doomed) do redis.call('DEL', prefix .. hash) end
+return #doomed`;
 
 const HIT = `
 local count = redis.call('INCR', KEYS[1])
@@ -42,15 +113,6 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', nowMs + tonumber(ARGV[2]), ARGV[1])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
-
-/** Deletes the key now, or sets its expiry unless an earlier one is already set. */
-const EXPIRE_KEY = `
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl == -2 then return 0 end
-local ms = tonumber(ARGV[1])
-if ms <= 0 then redis.call('DEL', KEYS[1]) return 1 end
-if ttl == -1 or ttl > ms then redis.call('PEXPIRE', KEYS[1], ms) end
 return 1`;
 
 const RELEASE = `
@@ -98,35 +160,44 @@ export class RedisStore implements Store {
     }
   }
 
-  putCode(emailId: string, codeHash: string, ttlSeconds: number): Promise<void> {
-    const key = `${this.prefix}code:${emailId}`;
+  putCode(emailId: string, codeHash: string, ttlSeconds: number, requester: string): Promise<void> {
     return this.call(async () => {
-      await this.redis.multi().del(key).hset(key, 'hash', codeHash, 'attempts', '0').expire(key, ttlSeconds).exec();
+      await this.redis.eval(PUT_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, String(ttlSeconds * 1000), requester);
     });
   }
 
-  checkCode(emailId: string, codeHash: string, maxAttempts: number): Promise<CodeCheck> {
+  checkCode(emailId: string, codeHash: string, client: string, limits: CodeTryLimits): Promise<CodeCheck> {
     return this.call(async () => {
-      const result = await this.redis.eval(CHECK_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, String(maxAttempts));
+      const result = await this.redis.eval(CHECK_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, client, String(limits.perClient), String(limits.perAddress));
       return result as CodeCheck;
     });
   }
 
   putApiKey(keyHash: string, record: ApiKeyRecord): Promise<void> {
     return this.call(async () => {
-      await this.redis.hset(`${this.prefix}key:${keyHash}`, { email: record.email, createdAt: record.createdAt });
+      await this.redis.hset(`${this.prefix}key:${keyHash}`, { email: record.email, createdAt: record.createdAt, lineage: record.lineage ?? keyHash });
     });
   }
 
   getApiKey(keyHash: string): Promise<ApiKeyRecord | undefined> {
     return this.call(async () => {
       const found = await this.redis.hgetall(`${this.prefix}key:${keyHash}`);
-      return found.email ? { email: found.email, createdAt: found.createdAt } : undefined;
+      return found.email ? { email: found.email, createdAt: found.createdAt!, lineage: found.lineage ?? keyHash } : undefined;
     });
   }
 
-  expireApiKey(keyHash: string, afterSeconds: number): Promise<boolean> {
-    return this.call(async () => (await this.redis.eval(EXPIRE_KEY, 1, `${this.prefix}key:${keyHash}`, String(afterSeconds * 1000))) === 1);
+  rotateApiKey(keyHash: string, successorHash: string, successor: ApiKeyRecord, graceSeconds: number, limit: RotationLimit): Promise<RotationOutcome> {
+    return this.call(async () => {
+      const [status, resetMs] = (await this.redis.eval(
+        ROTATE_KEY, 3, `${this.prefix}key:${keyHash}`, `${this.prefix}key:${successorHash}`, `${this.prefix}rl:${limit.bucket}`,
+        successorHash, successor.email, successor.createdAt, String(graceSeconds * 1000), String(limit.max), String(limit.windowSeconds * 1000), keyHash,
+      )) as [RotationOutcome['status'], number?];
+      return status === 'rate-limited' ? { status, resetMs: Number(resetMs) } : ({ status } as RotationOutcome);
+    });
+  }
+
+  revokeApiKey(keyHash: string): Promise<boolean> {
+    return this.call(async () => ((await this.redis.eval(REVOKE_KEY, 0, `${this.prefix}key:`, keyHash)) as number) > 0);
   }
 
   hit(bucket: string, windowSeconds: number): Promise<WindowHit> {

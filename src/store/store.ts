@@ -7,9 +7,40 @@
 export interface ApiKeyRecord {
   email: string;
   createdAt: string;
+  /**
+   * The key hash of the first key of this key's lineage (itself for a key minted from a code; its
+   * predecessor's lineage for one minted by rotation). Rate and concurrency limits count per lineage,
+   * so rotating never multiplies a caller's budget. Absent in records stored before lineages.
+   */
+  lineage?: string;
 }
 
-export type CodeCheck = 'ok' | 'wrong' | 'burnt' | 'missing';
+/**
+ * Code checks count wrong tries per address: `perClient` for each client, and `perAddress` from all
+ * clients together, past which only the clients that asked for a code for the address may still try.
+ */
+export interface CodeTryLimits {
+  perClient: number;
+  perAddress: number;
+}
+
+/** locked: this client may not try this address's codes any more (its own tries, or the address's cap and it is a stranger). */
+export type CodeCheck = 'ok' | 'wrong' | 'locked' | 'missing';
+
+export type RotationOutcome =
+  | { status: 'rotated' }
+  /** The key does not exist (any more). */
+  | { status: 'missing' }
+  /** The key was rotated already: it is in its grace period and may not mint another successor. */
+  | { status: 'not-active' }
+  | { status: 'rate-limited'; resetMs: number };
+
+export interface RotationLimit {
+  /** Counter of the account's rotations (one fixed window). */
+  bucket: string;
+  max: number;
+  windowSeconds: number;
+}
 
 export interface WindowHit {
   count: number;
@@ -19,20 +50,33 @@ export interface WindowHit {
 
 export interface Store {
   readonly kind: 'redis' | 'memory';
-  /** Saves (replacing any earlier one) the keyed hash of a verification code. */
-  putCode(emailId: string, codeHash: string, ttlSeconds: number): Promise<void>;
   /**
-   * Checks a code hash and, in the same atomic step, consumes it on success, counts a wrong
-   * try otherwise, and burns the code when the tries run out.
+   * Adds a verification code for an address (codes already pending stay valid until their own
+   * expiry: nobody else's registration can replace the owner's code), and remembers `requester`,
+   * the client that asked for it, as one that may keep trying after the address's cap.
    */
-  checkCode(emailId: string, codeHash: string, maxAttempts: number): Promise<CodeCheck>;
+  putCode(emailId: string, codeHash: string, ttlSeconds: number, requester: string): Promise<void>;
+  /**
+   * In one atomic step: refuses a locked client (`locked`); consumes every pending code of the
+   * address when `codeHash` is one of them (`ok`); otherwise counts a wrong try for the client and
+   * the address (`wrong`). Pending codes are never burnt by wrong tries.
+   */
+  checkCode(emailId: string, codeHash: string, client: string, limits: CodeTryLimits): Promise<CodeCheck>;
+  /** Stores a key minted from a verification code (a lineage of its own unless `record.lineage` says otherwise). */
   putApiKey(keyHash: string, record: ApiKeyRecord): Promise<void>;
   getApiKey(keyHash: string): Promise<ApiKeyRecord | undefined>;
   /**
-   * Ends a key: at once (afterSeconds 0), or once afterSeconds have passed — never later than an
-   * end already set. False when the key does not exist (any more).
+   * In one atomic step with revokeApiKey: when `keyHash` is active (not rotated already) and the
+   * account's rotations are within `limit`, stores the successor in the same lineage and ends the
+   * key after `graceSeconds` (at once for 0).
    */
-  expireApiKey(keyHash: string, afterSeconds: number): Promise<boolean>;
+  rotateApiKey(keyHash: string, successorHash: string, successor: ApiKeyRecord, graceSeconds: number, limit: RotationLimit): Promise<RotationOutcome>;
+  /**
+   * Ends the key at once together with every key minted from it (its successors) and every key it
+   * was minted from that still works (predecessors in their grace period), in one atomic step.
+   * False when the key does not exist (any more).
+   */
+  revokeApiKey(keyHash: string): Promise<boolean>;
   /** Counts one hit in a fixed window named `bucket`. */
   hit(bucket: string, windowSeconds: number): Promise<WindowHit>;
   /**

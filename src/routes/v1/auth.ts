@@ -47,7 +47,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           operationId: 'verifyEmail',
           tags: ['Account'],
           summary: 'Exchange the code for an API key',
-          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Every failure gets the same 400 INVALID_CODE (as SuperDoc answers); each client has five tries at a code (fifty from all clients together burn it), and verification is rate-limited per client (429).',
+          description: 'Returns a new API key once; it cannot be shown again (only its hash is kept). Use it as `Authorization: Bearer <key>`. Every failure gets the same 400 INVALID_CODE (as SuperDoc answers). Each client has five wrong tries at an address; after fifty from all clients together only the clients that asked for a code for the address may still try, so nobody else can burn your code. A new code does not replace one still pending. Verification is rate-limited per client (429).',
           security: [],
           querystring: Type.Object(
             { email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the mail', examples: ['123456'] }) },
@@ -74,7 +74,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           operationId: 'revokeKey',
           tags: ['Account'],
           summary: 'Revoke the API key this request presents',
-          description: 'The key stops working at once on every replica (they all read keys from the shared store). Get a new one with /v1/auth/register and /v1/auth/verify.',
+          description: 'The key stops working at once on every replica (they all read keys from the shared store), together with every key rotated from it and every key it was rotated from that is still in its grace period. Get a new one with /v1/auth/register and /v1/auth/verify.',
           response: { 204: Type.Null({ description: 'Revoked' }), ...problemResponses(401, 429, 503) },
         },
       },
@@ -93,13 +93,13 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           operationId: 'rotateKey',
           tags: ['Account'],
           summary: 'Replace the API key this request presents',
-          description: `Returns a new key for the same account, shown once. The presented key keeps working for KEY_ROTATION_GRACE_SECONDS (default ${services.config.auth.keyRotationGraceSeconds} s) so running deployments can switch over, then stops; rotating again never extends it. A leaked key should be revoked (DELETE /v1/auth/key) instead.`,
+          description: `Returns a new key for the same account, shown once. The presented key keeps working for KEY_ROTATION_GRACE_SECONDS (default ${services.config.auth.keyRotationGraceSeconds} s) so running deployments can switch over, then stops. Only an active key rotates: a key already rotated gets 409 KEY_NOT_ACTIVE (rotate its successor). An account rotates at most ${services.config.auth.keyRotationsPerHour} times an hour (429). The new key shares the old one's rate and concurrency limits. A leaked key should be revoked (DELETE /v1/auth/key) instead: that ends its whole lineage.`,
           response: {
             200: Type.Object({
               key: Type.String({ description: 'The new API key', examples: ['dps_4Vq0bX3kT9mW2sR7yL1pN8cH5jD6fG0aZ2x9Q1'] }),
               previousKeyExpiresAt: Type.String({ format: 'date-time', description: 'When the presented key stops working, at the latest.' }),
             }),
-            ...problemResponses(401, 429, 503),
+            ...problemResponses(401, 409, 429, 503),
           },
         },
       },

@@ -18,9 +18,12 @@ async function verify(app: FastifyInstance, email: string, code: string, ip = '1
   return app.inject({ url: `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${code}`, remoteAddress: ip });
 }
 
+let mintedFrom = 0;
+/** A key through the mail flow, each from its own client address (the per-address limits stay out of the way). */
 async function mintKey(app: FastifyInstance, email = uniqueEmail()): Promise<string> {
-  expect((await register(app, email)).statusCode).toBe(200);
-  const res = await verify(app, email, await smtp.codeFor(email));
+  const ip = `10.77.${Math.floor(mintedFrom / 250)}.${(mintedFrom++ % 250) + 1}`;
+  expect((await register(app, email, ip)).statusCode).toBe(200);
+  const res = await verify(app, email, await smtp.codeFor(email), ip);
   expect(res.statusCode).toBe(200);
   return res.json() as string;
 }
@@ -97,15 +100,25 @@ describe('registration and keys over real Redis and SMTP', () => {
     expect((await verify(a.app, email, code, '198.51.100.30')).statusCode).toBe(200);
   });
 
-  it('burns a code once all clients together used the global cap (50 tries)', async () => {
+  it('strangers from many addresses cannot burn the owner’s code: past the address’s cap only they are locked out', async () => {
     const email = uniqueEmail('global');
-    await register(a.app, email);
+    const owner = '198.51.100.31';
+    await register(a.app, email, owner);
     const code = await smtp.codeFor(email);
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let client = 0; client < 10; client++) {
-      for (let i = 0; i < 5; i++) expect((await verify(a.app, email, wrong, `203.0.113.${client + 1}`)).statusCode).toBe(400);
+    // 11 strangers × 5 wrong tries, on both replicas: 55 tries, past the cap of 50.
+    for (let client = 0; client < 11; client++) {
+      for (let i = 0; i < 5; i++) expect((await verify(client % 2 ? b.app : a.app, email, wrong, `203.0.113.${client + 1}`)).statusCode).toBe(400);
     }
-    expect((await verify(a.app, email, code, '198.51.100.99')).statusCode).toBe(400);
+    // A new stranger with the right code is refused now (the cap bounds the guesses)…
+    expect((await verify(a.app, email, code, '203.0.113.200')).statusCode).toBe(400);
+    // … and a stranger registering the address again neither replaces nor burns the owner's code.
+    await register(b.app, email, '203.0.113.201');
+    await smtp.codeFor(email);
+    // The owner's code still works, from the client that asked for it.
+    const owned = await verify(b.app, email, code, owner);
+    expect(owned.statusCode, owned.body).toBe(200);
+    expect(owned.json()).toMatch(/^dps_/);
   });
 
   it('answers a wrong code the same whether or not a code is pending for the address', async () => {
@@ -311,18 +324,78 @@ describe('revoking and rotating keys, across replicas sharing Redis', () => {
         expect((await protectedCall(app, key)).statusCode).toBe(200);
         expect((await protectedCall(app, old)).statusCode).toBe(200);
       }
-      // Rotating the old key again during its grace period does not extend it.
+      // A key in its grace period does not rotate again (only the active key of a lineage does).
       const again = await one.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(old) });
-      expect(again.statusCode).toBe(200);
+      expect(again.statusCode).toBe(409);
+      expect(again.json()).toMatchObject({ code: 'KEY_NOT_ACTIVE' });
       await new Promise((r) => setTimeout(r, 2_300));
       for (const app of [one.app, two.app]) {
         expect((await protectedCall(app, old)).statusCode).toBe(401);
         expect((await protectedCall(app, key)).statusCode).toBe(200);
-        expect((await protectedCall(app, again.json().key)).statusCode).toBe(200);
       }
     } finally {
       await one.app.close();
       await two.app.close();
+    }
+  });
+
+  it('revoking any key of a lineage ends all of it: the keys rotated from it and those still in grace it was rotated from', async () => {
+    const first = await mintKey(a.app);
+    const second = (await b.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(first) })).json().key as string;
+    const third = (await a.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(second) })).json().key as string;
+    for (const key of [first, second, third]) expect((await protectedCall(b.app, key)).statusCode).toBe(200);
+    expect((await b.app.inject({ method: 'DELETE', url: '/v1/auth/key', headers: authed(third) })).statusCode).toBe(204);
+    for (const app of [a.app, b.app]) for (const key of [first, second, third]) expect((await protectedCall(app, key)).statusCode).toBe(401);
+
+    const root = await mintKey(a.app);
+    const child = (await a.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(root) })).json().key as string;
+    const grandchild = (await b.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(child) })).json().key as string;
+    // The oldest, still in grace, takes its descendants with it.
+    expect((await a.app.inject({ method: 'DELETE', url: '/v1/auth/key', headers: authed(root) })).statusCode).toBe(204);
+    for (const key of [root, child, grandchild]) expect((await protectedCall(b.app, key)).statusCode).toBe(401);
+  });
+
+  it('rotate and revoke racing on two replicas never leave a live key; parallel rotations of one key mint one successor', async () => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const key = await mintKey(a.app);
+      const [rotated, revoked] = await Promise.all([
+        a.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(key) }),
+        b.app.inject({ method: 'DELETE', url: '/v1/auth/key', headers: authed(key) }),
+      ]);
+      expect(revoked.statusCode).toBe(204);
+      expect([200, 401]).toContain(rotated.statusCode);
+      expect((await protectedCall(b.app, key)).statusCode).toBe(401);
+      if (rotated.statusCode === 200) expect((await protectedCall(a.app, rotated.json().key)).statusCode, `attempt ${attempt}`).toBe(401);
+    }
+    const key = await mintKey(a.app);
+    const rotations = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(key) })));
+    expect(rotations.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    // The others: 409 KEY_NOT_ACTIVE, or 429 from the key's concurrency limit (10 at once).
+    expect(rotations.filter((r) => r.statusCode !== 200).map((r) => r.json().code).filter((c) => c !== 'KEY_NOT_ACTIVE' && c !== 'CONCURRENCY_LIMIT_ERROR')).toEqual([]);
+  });
+
+  it('an account rotates at most KEY_ROTATIONS_PER_HOUR times, and a rotated lineage shares one rate limit', async () => {
+    const env = { REDIS_URL: redisUrl, SMTP_URL: smtpUrl, API_KEY_PEPPER: 'test-pepper-0123456789', RATE_LIMIT_MAX: '6', KEY_ROTATIONS_PER_HOUR: '3' };
+    const one = await buildTestApp(env);
+    try {
+      let key = await mintKey(one.app);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await one.app.inject({ method: 'POST', url: '/v1/auth/key/rotate', headers: authed(key) });
+        statuses.push(res.statusCode);
+        if (res.statusCode === 200) key = res.json().key;
+        else {
+          expect(res.json()).toMatchObject({ code: 'RATE_LIMIT_ERROR' });
+          expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+        }
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      // The four rotate requests and these calls share the lineage's window of 6.
+      const calls = [];
+      for (let i = 0; i < 3; i++) calls.push((await protectedCall(one.app, key)).statusCode);
+      expect(calls).toEqual([200, 200, 429]);
+    } finally {
+      await one.app.close();
     }
   });
 

@@ -45,7 +45,7 @@ beforeAll(async () => {
     REGISTER_PER_IP_PER_HOUR: '1000',
   };
   const ports = [await freePort(), await freePort()];
-  for (const [i, port] of ports.entries()) replicas.push(await startService({ name: `replica-${i}`, port, env: { ...env, DATA_DIR: path.join(dir, `data-${i}`) } }));
+  for (const [i, port] of ports.entries()) replicas.push(await startService({ name: `replica-${i}`, port, env: { ...env, DATA_DIR: path.join(dir, `data-${i}`) }, readyTimeoutMs: 180_000 }));
   nginx = await startNginx(path.join(dir, 'nginx'), await freePort(), ports);
   const store = new RedisStore(redis.url);
   await store.connected();
