@@ -10,6 +10,7 @@ import { createImageModule } from './image-module.js';
 import { MediaRegistry } from './media.js';
 import { assertRowShapes } from './sdt-table.js';
 import { createTagParser } from './tag-parser.js';
+import { countTemplateWork } from './template-budget.js';
 import { appErrorInside, isTemplateError, templateInvalid, unreadablePart } from './template-errors.js';
 import { foreignTemplateLanguage, scanTemplateText } from './template-syntax.js';
 import { templaterZip } from './templater-zip.js';
@@ -139,8 +140,10 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   }
   const tagNames = templateTagNames(doc);
   checkTableLoops(doc, fields);
+  const data = templateData(input.data ?? {}, fields);
+  countTemplateWork(compiledParts(doc), data, createTagParser(() => undefined));
   try {
-    doc.render(templateData(input.data ?? {}, fields));
+    doc.render(data);
   } catch (error) {
     rethrow(error);
   }
