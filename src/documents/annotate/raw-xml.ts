@@ -1,5 +1,6 @@
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
-import { ErrorCode, unprocessable, type AppError } from '../../errors/app-error.js';
+import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { LAYOUT_BUDGET, layoutTooComplex } from '../docx-pdf/layout-budget.js';
 import { W_NS } from './dom.js';
 
 /**
@@ -58,6 +59,12 @@ const PROPERTIES = new Set([
 ]);
 
 const RUN_LEVEL = new Set(['r', 'hyperlink']);
+/**
+ * Deepest element nesting of a value: a table nested LAYOUT_BUDGET.maxTableNesting deep needs about
+ * three elements per level. Bounded so that namespace resolution, which reads the stack of open
+ * elements, stays linear in the value's length (20 000 nested tables took 49 s unbounded).
+ */
+export const MAX_RAW_XML_DEPTH = 4 * LAYOUT_BUDGET.maxTableNesting;
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 const MAX_RAW_XML_CHARS = 1_000_000;
@@ -71,6 +78,11 @@ function rawXmlInvalid(tag: string, issue: string): AppError {
     `The value of {@${tag}} is not raw XML docproc inserts: ${issue}. Send WordprocessingML paragraphs (<w:p>), tables (<w:tbl>) or runs (<w:r>) with formatting only.`,
     { details: [{ field: tag, issue }] });
 }
+
+const rawXmlTooDeep = () =>
+  unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `A {@raw} value nests elements more than ${MAX_RAW_XML_DEPTH} deep; flatten it (tables nest at most ${LAYOUT_BUDGET.maxTableNesting} deep).`, {
+    extensions: { limit: { name: 'annotate.maxRawXmlDepth', max: MAX_RAW_XML_DEPTH } },
+  });
 
 const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, '&quot;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;');
@@ -102,6 +114,7 @@ function rewrite(value: string): { xml: string; runLevel: boolean } {
   const parser = new SaxesParser({ xmlns: true, fragment: true, additionalNamespaces: { w: W_NS }, position: false });
   const stack: OpenElement[] = [];
   const topLevel = new Set<'run' | 'block'>();
+  let tables = 0;
   let xml = '';
   let syntaxError: string | null = null;
   const refuse = (issue: string): never => {
@@ -122,6 +135,8 @@ function rewrite(value: string): { xml: string; runLevel: boolean } {
   parser.on('text', text);
   parser.on('cdata', text);
   parser.on('opentag', (tag: SaxesTagNS) => {
+    if (stack.length >= MAX_RAW_XML_DEPTH) throw rawXmlTooDeep();
+    if (tag.local === 'tbl' && ++tables > LAYOUT_BUDGET.maxTableNesting) throw layoutTooComplex('maxTableNesting');
     const parent = stack[stack.length - 1];
     const parentName = parent?.local ?? '#root';
     const local = tag.local;
@@ -137,6 +152,7 @@ function rewrite(value: string): { xml: string; runLevel: boolean } {
   });
   parser.on('closetag', (tag: SaxesTagNS) => {
     const element = stack.pop()!;
+    if (element.local === 'tbl') tables--;
     if (element.local === 'tc' && element.blockChildren === 0) refuse('every <w:tc> needs at least one <w:p>');
     if (element.local === 'tr' && element.cells === 0) refuse('every <w:tr> needs at least one <w:tc>');
     if (!tag.isSelfClosing) xml += `</w:${element.local}>`;
@@ -158,6 +174,7 @@ export function checkRawXml(value: unknown, tag: string): string {
     result = rewrite(value);
   } catch (error) {
     if (error instanceof RawXmlRefused) throw rawXmlInvalid(tag, error.message);
+    if (error instanceof AppError) throw error; // a budget refusal (too deep)
     // saxes throws its own Error for some syntax errors once the error handler has run.
     throw rawXmlInvalid(tag, `it is not well-formed XML (${(error as Error).message.split('\n')[0]!.slice(0, 200)})`);
   }

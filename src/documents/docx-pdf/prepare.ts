@@ -4,6 +4,7 @@ import { OpcPackage } from '../ooxml/package.js';
 import { scrubPackage } from '../ooxml/scrub.js';
 import { resolveTrackedChanges } from '../ooxml/tracked-changes.js';
 import { documentWork } from './document-work.js';
+import { assertLayoutBudget } from './layout-budget.js';
 
 /** A DOCX made ready for LibreOffice, and what LibreOffice still has to do to it. */
 export interface PreparedDocx {
@@ -15,7 +16,8 @@ export interface PreparedDocx {
 }
 
 /**
- * Reads the package once: refuses what is not a DOCX, zip bombs and encrypted packages; removes
+ * Reads the package once: refuses what is not a DOCX, zip bombs, encrypted packages and tables
+ * LibreOffice cannot lay out in time or memory (layout-budget.ts); removes
  * references to outside content (ooxml/scrub.ts); with `accept`/`reject` resolves tracked changes
  * in the OOXML so LibreOffice never sees them; and tells what else the document needs
  * (document-work.ts). CPU-bound and input-sized: it runs in a worker thread (workers/docx-pdf.ts).
@@ -23,6 +25,7 @@ export interface PreparedDocx {
 export function prepareDocxForPdf(input: Uint8Array, mode: TrackedChangesMode): PreparedDocx {
   const started = performance.now();
   const pkg = OpcPackage.open(Buffer.from(input.buffer, input.byteOffset, input.byteLength), { tolerant: true });
+  assertLayoutBudget(pkg);
   const scrubbed = scrubPackage(pkg);
   const guards = performance.now() - started;
   let resolved = 0;

@@ -1,0 +1,97 @@
+import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { prepareDocxForPdf } from '../../../src/documents/docx-pdf/prepare.js';
+import { LAYOUT_BUDGET, measureTables } from '../../../src/documents/docx-pdf/layout-budget.js';
+import { AppError } from '../../../src/errors/app-error.js';
+import { buildDocx, para, W_NS } from '../../support/annotate/docx-builder.js';
+
+/** Tables LibreOffice cannot lay out in time or memory are refused in Node, before it sees them. */
+const nested = (depth: number, prefix = 'w'): string =>
+  depth === 0 ? para('x') : `<${prefix}:tbl><${prefix}:tr><${prefix}:tc>${nested(depth - 1, prefix)}<w:p/></${prefix}:tc></${prefix}:tr></${prefix}:tbl>`;
+
+function refusal(run: () => unknown): AppError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('table nesting and cells are checked before LibreOffice', () => {
+  it('a small DOCX with 3 000-deep nested tables is refused with 422 naming the limit', () => {
+    const docx = buildDocx({ body: nested(3000) });
+    console.log(`layout-budget: 3000-deep nested tables in a ${docx.length}-byte DOCX`);
+    expect(docx.length).toBeLessThan(16 * 1024);
+    const err = refusal(() => prepareDocxForPdf(docx, 'markup'));
+    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } });
+  });
+
+  it('nesting at the limit passes, one more level does not, whatever the namespace prefix', () => {
+    expect(prepareDocxForPdf(buildDocx({ body: nested(LAYOUT_BUDGET.maxTableNesting) }), 'markup').work).toBeDefined();
+    expect(refusal(() => prepareDocxForPdf(buildDocx({ body: nested(LAYOUT_BUDGET.maxTableNesting + 1) }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
+    // The same elements under another prefix bound to WordprocessingML are the same tables to LibreOffice.
+    const otherPrefix = nested(LAYOUT_BUDGET.maxTableNesting + 1, 'x').replace('<x:tbl>', `<x:tbl xmlns:x="${W_NS}">`);
+    expect(refusal(() => prepareDocxForPdf(buildDocx({ body: otherPrefix }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
+  });
+
+  it('more table cells than maxTableCells in all parts together are refused', () => {
+    const budget = { maxTableNesting: 32, maxTableCells: 1000 };
+    const table = (cells: number) => `<w:tbl><w:tr>${'<w:tc><w:p/></w:tc>'.repeat(cells)}</w:tr></w:tbl>`;
+    expect(measureTables(table(1000), budget).cells).toBe(1000);
+    expect(refusal(() => measureTables(table(600) + table(401), budget))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableCells', max: 1000 } } });
+  });
+});
+
+/** An independent reader: nesting and cells as a namespace-aware DOM parser sees the elements. */
+function domShape(xml: string): { nesting: number; cells: number } {
+  const doc = new DOMParser().parseFromString(xml, 'text/xml');
+  let cells = 0;
+  let nesting = 0;
+  const walk = (node: XmlNode, depth: number) => {
+    for (let child = node.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType !== 1) continue;
+      const element = child as XmlElement;
+      const isTable = element.localName === 'tbl';
+      if (element.localName === 'tc') cells++;
+      if (isTable) nesting = Math.max(nesting, depth + 1);
+      walk(element, depth + (isTable ? 1 : 0));
+    }
+  };
+  walk(doc, 0);
+  return { nesting, cells };
+}
+
+type Tree = { kind: 'p' } | { kind: 'tbl'; rows: Tree[][] };
+const treeArb: fc.Arbitrary<Tree[]> = fc.letrec<{ blocks: Tree[]; block: Tree }>((tie) => ({
+  blocks: fc.array(tie('block'), { minLength: 1, maxLength: 3 }),
+  block: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant<Tree>({ kind: 'p' }),
+    fc.record({ kind: fc.constant('tbl' as const), rows: fc.array(fc.array(tie('blocks').map((b) => b as unknown as Tree), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }) }),
+  ),
+})).blocks;
+
+const prefixes = fc.constantFrom('w', 'x', 'wp14');
+const render = (blocks: Tree[], prefix: string): string =>
+  blocks
+    .map((b) =>
+      b.kind === 'p'
+        ? `<${prefix}:p/>`
+        : `<${prefix}:tbl><${prefix}:tblPr/>${b.rows.map((row) => `<${prefix}:tr>${row.map((cell) => `<${prefix}:tc><${prefix}:tcPr/>${render(cell as unknown as Tree[], prefix)}</${prefix}:tc>`).join('')}</${prefix}:tr>`).join('')}</${prefix}:tbl>`,
+    )
+    .join('');
+
+describe('property: the count is what an XML parser sees', () => {
+  it('nesting and cells counted on the text equal those of the parsed elements', () => {
+    fc.assert(
+      fc.property(treeArb, prefixes, (blocks, prefix) => {
+        const xml = `<${prefix}:body xmlns:${prefix}="${W_NS}">${render(blocks, prefix)}</${prefix}:body>`;
+        expect(measureTables(xml, { maxTableNesting: Infinity, maxTableCells: Infinity })).toEqual(domShape(xml));
+      }),
+      { seed: 2611, numRuns: 300 },
+    );
+  });
+});
