@@ -23,11 +23,28 @@ export const REL = {
   signatureOrigin: `${PACKAGE_RELATIONSHIPS}/digital-signature/origin`,
   signature: `${PACKAGE_RELATIONSHIPS}/digital-signature/signature`,
   coreProperties: `${PACKAGE_RELATIONSHIPS}/metadata/core-properties`,
+  thumbnail: `${PACKAGE_RELATIONSHIPS}/metadata/thumbnail`,
   extendedProperties: `${NS.officeRelationships}/extended-properties`,
   officeDocument: `${NS.officeRelationships}/officeDocument`,
   image: `${NS.officeRelationships}/image`,
   hyperlink: `${NS.officeRelationships}/hyperlink`,
+  /** docproc's signed audit record of a DOCX signature (docproc/audit-trail*.json); no office application follows it. */
+  docprocAuditTrail: 'urn:docproc:relationships:audit-trail',
 } as const;
+
+/**
+ * Relationships Word and LibreOffice leave out of a package signature, with their targets:
+ * document properties they rewrite freely, and the signature origin (the signatures themselves).
+ */
+export const UNSIGNED_BY_SIGNERS: ReadonlySet<string> = new Set([REL.signatureOrigin, REL.coreProperties, REL.extendedProperties]);
+
+/**
+ * What a valid signature may leave unsigned: the above, the package thumbnail (file managers show
+ * it, office applications do not) and the audit record a later docproc signer adds. None of them
+ * changes what an office application shows as the document; everything else reachable from the
+ * package root must be signed (verify/docx/scope.ts).
+ */
+export const UNSIGNED_ALLOWED: ReadonlySet<string> = new Set([...UNSIGNED_BY_SIGNERS, REL.thumbnail, REL.docprocAuditTrail]);
 
 export const CONTENT_TYPE = {
   relationships: 'application/vnd.openxmlformats-package.relationships+xml',

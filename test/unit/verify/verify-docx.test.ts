@@ -9,6 +9,7 @@ import { VerifyDocxResponseSchema, VerifyResponseSchema } from '../../../src/rou
 import { makeLeaf, makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { removePart, replacePart, signDocxForTest } from './helpers/ooxml.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { duplicatedMainPart, extraFootnotes, extraOfficeDocument, shadowedMainPart } from '../../support/ooxml/docx-attacks.js';
 
 const corpus = (name: string) => readFileSync(`${CORPUS_DIR}/docx-signed/${name}.docx`);
 /** Inside the validity of the 2009/2010 Belgian eID certificates of the corpus. */
@@ -126,7 +127,7 @@ describe('verifyDocx: tampering', () => {
     expect(report.reason).toMatch(/word\/document\.xml.*altered/);
   });
 
-  it('a signed relationship retargeted in _rels/.rels fails; a new relationship next to it is outside the transform and does not', () => {
+  it('a signed relationship retargeted in _rels/.rels fails; a new relationship next to it fails too, unless it is document metadata', () => {
     const docx = corpus('eid-hello-world-signed');
     const retargeted = verifyDocx(replacePart(docx, '_rels/.rels', (t) => t.replace('Target="word/document.xml"', 'Target="word/evil.xml"')), { trustRoots: [] });
     expect(partOf(retargeted, '/_rels/.rels')).toMatchObject({ intact: false });
@@ -135,8 +136,15 @@ describe('verifyDocx: tampering', () => {
       replacePart(docx, '_rels/.rels', (t) => t.replace('</Relationships>', '<Relationship Id="rId9" Type="urn:x" Target="extra.xml"/></Relationships>')),
       { trustRoots: [] },
     );
+    // Intact, but the signed relationships part now holds a relationship the signature does not cover.
     expect(partOf(added, '/_rels/.rels')).toMatchObject({ intact: true, relationships: ['rId1'] });
-    expect(added.signatures[0]!.subIndication).toBe('NO_CERTIFICATE_CHAIN_FOUND');
+    expect(added.signatures[0]).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    expect(added.signatures[0]!.errors.join()).toMatch(/relationship rId9 \(urn:x\) in \/_rels\/\.rels is not signed/);
+    const metadata = verifyDocx(
+      replacePart(docx, '_rels/.rels', (t) => t.replace('</Relationships>', '<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/thumbnail" Target="docProps/thumbnail.jpeg"/></Relationships>')),
+      { trustRoots: [] },
+    );
+    expect(metadata.signatures[0]!.subIndication).toBe('NO_CERTIFICATE_CHAIN_FOUND');
   });
 
   it('a signed part removed, or its content type changed, is reported on that part', () => {
@@ -224,18 +232,78 @@ describe('verifyDocx: signatures built in the test (canonical forms written by h
     expect(report.signatures[0]).toMatchObject({ certificateValidAtSigningTime: false, indication: 'TOTAL_FAILED', subIndication: 'NOT_YET_VALID' });
   });
 
-  it('a signature that signs only some parts leaves the rest uncovered and warns about unsigned relationships', () => {
+  it('a signature that signs only some parts is not valid: what the document shows is reached through unsigned relationships', () => {
     const signed = signDocxForTest(corpus('eid-hello-world-unsigned'), { signer, parts: ['word/document.xml'] });
     const report = verifyDocx(signed, { trustRoots: [root.pem] });
-    expect(report.valid).toBe(true);
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    expect(report.signatures[0]!.errors.join()).toMatch(/relationships part \/_rels\/\.rels is not signed/);
     expect(report.document.uncoveredParts).toContain('/word/styles.xml');
-    expect(report.document.uncoveredParts).toContain('/word/_rels/document.xml.rels');
-    expect(report.signatures[0]!.warnings.join()).toMatch(/relationships of \/word\/document\.xml/);
+    const withoutTheme = signDocxForTest(corpus('eid-hello-world-unsigned'), { signer, parts: ['_rels/.rels', 'word/_rels/document.xml.rels', 'word/document.xml', 'word/styles.xml', 'word/settings.xml', 'word/fontTable.xml', 'word/webSettings.xml'] });
+    const theme = verifyDocx(withoutTheme, { trustRoots: [root.pem] });
+    expect(theme.signatures[0]!.errors.join()).toMatch(/\/word\/theme\/theme1\.xml, which the signed relationship rId\d+ in \/word\/_rels\/document\.xml\.rels points to, is not signed/);
   });
 
   it('an expired signer certificate is INDETERMINATE/OUT_OF_BOUNDS_NO_POE', () => {
     const expired = makeLeaf(root, { expired: true, subject: '/CN=Old Signer' });
     const report = verifyDocx(signDocxForTest(corpus('eid-hello-world-unsigned'), { signer: expired, signingTime: '2001-06-01T00:00:00Z' }), { trustRoots: [root.pem] });
     expect(report.signatures[0]).toMatchObject({ certificateValidAtSigningTime: true, indication: 'INDETERMINATE', subIndication: 'OUT_OF_BOUNDS_NO_POE' });
+  });
+});
+
+describe('verifyDocx: forgeries LibreOffice shows (issue 22 item 7; test/integration/verify/docx-attacks.test.ts renders them)', () => {
+  const notes = () => readFileSync(`${CORPUS_DIR}/docx/pandoc-notes.docx`);
+  const honest = () => signDocxForTest(notes(), { signer });
+  const refusal = (docx: Buffer) => {
+    try {
+      verifyDocx(docx, { trustRoots: [root.pem] });
+    } catch (err) {
+      return err instanceof AppError ? { status: err.status, code: err.code, message: err.message } : err;
+    }
+    return 'verified';
+  };
+
+  it('the honest signature over the footnoted document passes', () => {
+    expect(verifyDocx(honest(), { trustRoots: [root.pem] }).valid).toBe(true);
+  });
+
+  it.each([
+    ['word/Document.xml', (d: Buffer) => shadowedMainPart(d, 'word/Document.xml', 'FORGED')],
+    ['word/document%2Exml', (d: Buffer) => shadowedMainPart(d, 'word/document%2Exml', 'FORGED')],
+    ['a second word/document.xml', (d: Buffer) => duplicatedMainPart(d, 'FORGED')],
+  ])('signed bytes at %s beside a forgery at word/document.xml: the package is refused (400)', (_, attack) => {
+    expect(refusal(attack(honest()))).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT', message: expect.stringMatching(/^The package is invalid/) });
+  });
+
+  it('an officeDocument relationship with an unsigned Id in the signed _rels/.rels: not valid', () => {
+    const report = verifyDocx(extraOfficeDocument(honest(), 'FORGED'), { trustRoots: [root.pem] });
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    expect(report.signatures[0]!.errors.join()).toMatch(/relationship rIdForged \(officeDocument\) in \/_rels\/\.rels is not signed/);
+  });
+
+  it('a footnotes relationship with an unsigned Id in the signed word/_rels/document.xml.rels: not valid', () => {
+    const report = verifyDocx(extraFootnotes(honest(), 'FORGED'), { trustRoots: [root.pem] });
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]!.errors.join()).toMatch(/relationship rIdForged \(footnotes\) in \/word\/_rels\/document\.xml\.rels is not signed/);
+  });
+
+  it('a relationships part signed by type (RelationshipsGroupReference): a new relationship of a signed type breaks the digest, one of another type the scope', () => {
+    const signed = signDocxForTest(notes(), { signer, relationshipTypes: true });
+    expect(verifyDocx(signed, { trustRoots: [root.pem] }).valid).toBe(true);
+    const add = (relationship: string) => replacePart(signed, 'word/_rels/document.xml.rels', (t) => t.replace('</Relationships>', `${relationship}</Relationships>`));
+    const sameType = verifyDocx(add('<Relationship Id="rIdMore" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/>'), { trustRoots: [root.pem] });
+    expect(sameType.signatures[0]).toMatchObject({ intact: false, subIndication: 'HASH_FAILURE' });
+    const otherType = verifyDocx(add('<Relationship Id="rIdOther" Type="urn:other" Target="x.xml"/>'), { trustRoots: [root.pem] });
+    expect(otherType.signatures[0]).toMatchObject({ intact: true, subIndication: 'FORMAT_FAILURE' });
+    expect(otherType.signatures[0]!.errors.join()).toMatch(/relationship rIdOther \(urn:other\) in \/word\/_rels\/document\.xml\.rels is not signed/);
+  });
+
+  it('two signature origins are a format failure for every signature', () => {
+    const twoOrigins = replacePart(honest(), '_rels/.rels', (t) =>
+      t.replace('</Relationships>', '<Relationship Id="rIdOrigin2" Type="http://schemas.openxmlformats.org/package/2006/relationships/digital-signature/origin" Target="other/origin.sigs"/></Relationships>'));
+    const report = verifyDocx(twoOrigins, { trustRoots: [root.pem] });
+    expect(report.signatures[0]).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'FORMAT_FAILURE' });
+    expect(report.signatures[0]!.errors.join()).toMatch(/2 signature origins/);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CONTENT_TYPE, CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
+import { CONTENT_TYPE, CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, REL, UNSIGNED_BY_SIGNERS } from '../../ooxml/constants.js';
 import { OpcPackage, freeRelationshipId } from '../../ooxml/package.js';
 import { partUri, relationshipsPartOf, relativeTarget, sourceOfRelationshipsPart } from '../../ooxml/part-names.js';
 import { assertSignableRequest, buildAuditRecord } from '../audit.js';
@@ -15,10 +15,8 @@ import { buildSignatureXml, type ManifestEntry } from './signature-xml.js';
  * the Relationship Transform, so the relationships added here do not break them.
  */
 export const DOCX_AUDIT_CONTENT_TYPE = 'application/json';
-export const DOCX_AUDIT_RELATIONSHIP = 'urn:docproc:relationships:audit-trail';
+export const DOCX_AUDIT_RELATIONSHIP = REL.docprocAuditTrail;
 
-/** Relationship types Word and LibreOffice leave out of a signature (metadata they may rewrite, and the signatures themselves). */
-const UNSIGNED_RELATIONSHIP_TYPES: ReadonlySet<string> = new Set([REL.signatureOrigin, REL.coreProperties, REL.extendedProperties]);
 const CORE_PROPERTIES_PART = '/docProps/core.xml';
 
 interface SignatureLayout {
@@ -50,7 +48,7 @@ function freeName(pkg: OpcPackage, make: (n: number) => string, first = 1): stri
 function unsignedParts(pkg: OpcPackage, layout: SignatureLayout): Set<string> {
   const skip = new Set([CONTENT_TYPES_PART, CORE_PROPERTIES_PART, '/docProps/app.xml', layout.origin, relationshipsPartOf(layout.origin), ...layout.existing]);
   for (const r of pkg.relationships(PACKAGE_SOURCE)) {
-    if (UNSIGNED_RELATIONSHIP_TYPES.has(r.type) && r.partName) skip.add(r.partName);
+    if (UNSIGNED_BY_SIGNERS.has(r.type) && r.partName) skip.add(r.partName);
   }
   return skip;
 }
@@ -66,7 +64,7 @@ function buildManifest(pkg: OpcPackage, layout: SignatureLayout): ManifestEntry[
     if (source !== undefined) {
       if (source !== PACKAGE_SOURCE && skip.has(source)) continue;
       const relationships = pkg.relationships(source);
-      const ids = relationships.filter((r) => !UNSIGNED_RELATIONSHIP_TYPES.has(r.type)).map((r) => r.id);
+      const ids = relationships.filter((r) => !UNSIGNED_BY_SIGNERS.has(r.type)).map((r) => r.id);
       if (ids.length === 0) continue;
       const canonical = transformedRelationships(relationships, new Set(ids));
       entries.push({

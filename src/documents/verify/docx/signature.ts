@@ -11,12 +11,15 @@ import { NS } from '../../ooxml/constants.js';
 import type { OpcPackage } from '../../ooxml/package.js';
 import { childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
 import { checkReference, describeC14n, indexIds, type ReferenceCheck, type ReferenceContext } from './references.js';
+import { unsignedScope } from './scope.js';
 import type { DocxSignatureReport, DocxSignedPart } from './types.js';
 
 export interface DocxEvaluationContext {
   pkg: OpcPackage;
   trust: TrustStore;
   now: Date;
+  /** Something about the package that makes every signature in it unreliable (e.g. two signature origins). */
+  packageProblem?: string;
 }
 
 /** What decides the indication beyond the report's booleans. */
@@ -27,6 +30,8 @@ interface Findings {
   hashFailure?: string;
   weakAlgorithm?: string;
   chainProblem?: string;
+  /** What an office application shows that the signature does not sign (scope.ts). */
+  unsignedScope?: string[];
   signerCert?: Cert;
 }
 
@@ -130,6 +135,9 @@ class SignatureEvaluator {
     this.checkSigner(root, signedElements, certificates);
     this.checkTimestamp(root, signatureValue);
     this.report.intact = !this.findings.hashFailure && !this.findings.formatError && this.report.parts.length > 0;
+    if (this.ctx.packageProblem) this.findings.formatError ??= this.ctx.packageProblem;
+    const open = this.report.parts.length ? unsignedScope(this.ctx.pkg, this.report) : [];
+    if (open.length) this.findings.unsignedScope = open;
   }
 
   private parse(): Element | undefined {
@@ -277,6 +285,11 @@ function decide(report: DocxSignatureReport, findings: Findings, now: Date): voi
   if (findings.noCertificate) return fail('INDETERMINATE', 'NO_SIGNING_CERTIFICATE_FOUND', findings.noCertificate);
   if (findings.hashFailure) return fail('TOTAL_FAILED', 'HASH_FAILURE', `${findings.hashFailure}: the document was altered after signing`);
   if (!report.cryptoValid) return fail('TOTAL_FAILED', 'SIG_CRYPTO_FAILURE', 'the signature value does not verify with the signer certificate');
+  // As for a PDF changed after signing in a way no rule allows: intact, but not what is shown.
+  if (findings.unsignedScope) {
+    for (const problem of findings.unsignedScope) fail('TOTAL_FAILED', 'FORMAT_FAILURE', `the signature does not cover what the document shows: ${problem}`);
+    return;
+  }
   if (!report.trusted) {
     return fail('INDETERMINATE', 'NO_CERTIFICATE_CHAIN_FOUND', `the signer certificate does not chain to a trusted root${findings.chainProblem ? ` (${findings.chainProblem})` : ''}`);
   }

@@ -5,6 +5,7 @@ import type { SignerSummary, VerifyOptions } from '../types.js';
 import { CONTENT_TYPE, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
 import { OpcPackage } from '../../ooxml/package.js';
 import { relationshipsPartOf } from '../../ooxml/part-names.js';
+import { signatureOriginCount } from './scope.js';
 import { evaluateDocxSignature } from './signature.js';
 import type { DocxSignatureReport, DocxVerifyReport } from './types.js';
 
@@ -48,18 +49,6 @@ function uncoveredParts(pkg: OpcPackage, found: SignatureParts, signatures: Docx
     .sort();
 }
 
-/** A signed part whose own relationships are not signed can have its images, links or sub-parts swapped. */
-function unsignedRelationshipWarnings(pkg: OpcPackage, signature: DocxSignatureReport): void {
-  const signed = new Set(signature.parts.map((p) => p.part));
-  for (const part of signature.parts) {
-    if (part.part.endsWith('.rels')) continue;
-    const rels = relationshipsPartOf(part.part);
-    if (pkg.has(rels) && !signed.has(rels)) {
-      signature.warnings.push(`the relationships of ${part.part} (${rels}) are not signed: what it links to could be replaced`);
-    }
-  }
-}
-
 const signerSummary = (s: DocxSignatureReport): SignerSummary => ({
   name: s.signer?.commonName ?? null,
   email: s.signer?.email ?? null,
@@ -92,10 +81,15 @@ export function verifyDocx(input: Uint8Array, options: VerifyOptions): DocxVerif
   if (input.length > maxBytes) throw fileTooLarge(`The DOCX is larger than ${Math.floor(maxBytes / 1024 / 1024)} MiB; send a smaller file.`);
   // A damaged .rels or [Content_Types].xml is reported through the signatures it breaks, not refused.
   const pkg = OpcPackage.open(input, { tolerant: true });
-  const ctx = { pkg, trust: TrustStore.from(options.trustRoots), now: options.now ?? new Date() };
+  const origins = signatureOriginCount(pkg);
+  const ctx = {
+    pkg,
+    trust: TrustStore.from(options.trustRoots),
+    now: options.now ?? new Date(),
+    ...(origins > 1 && { packageProblem: `the package has ${origins} signature origins, and readers disagree on which signatures it holds` }),
+  };
   const found = findSignatureParts(pkg);
   const signatures = found.signatures.map((part) => evaluateDocxSignature(part, ctx)).sort(bySigningTime);
-  for (const signature of signatures) unsignedRelationshipWarnings(pkg, signature);
   const uncovered = uncoveredParts(pkg, found, signatures);
   const last = signatures.at(-1);
   return {

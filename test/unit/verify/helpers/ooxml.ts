@@ -22,6 +22,8 @@ export interface TestSignOptions {
   parts?: string[];
   signingTime?: string;
   comments?: string;
+  /** Select relationships by type (RelationshipsGroupReference) instead of by Id. */
+  relationshipTypes?: boolean;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
@@ -39,21 +41,23 @@ function contentTypeOf(zip: PizZip, name: string): string {
 }
 
 /** The RelationshipTransform + C14N output for every relationship of a .rels part, written by hand. */
-function transformedRels(xml: string): { canonical: string; ids: string[] } {
+function transformedRels(xml: string): { canonical: string; ids: string[]; types: string[] } {
   const rels = [...xml.matchAll(/<Relationship\b([^>]*?)\/?>/g)].map((m) => {
     const attrs = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!]));
     return { Id: attrs.Id!, Target: attrs.Target!, TargetMode: attrs.TargetMode ?? 'Internal', Type: attrs.Type! };
   });
   rels.sort((a, b) => (a.Id < b.Id ? -1 : a.Id > b.Id ? 1 : 0));
   const body = rels.map((r) => `<Relationship Id="${r.Id}" Target="${r.Target}" TargetMode="${r.TargetMode}" Type="${r.Type}"></Relationship>`).join('');
-  return { canonical: `<Relationships xmlns="${RELS_NS}">${body}</Relationships>`, ids: rels.map((r) => r.Id) };
+  return { canonical: `<Relationships xmlns="${RELS_NS}">${body}</Relationships>`, ids: rels.map((r) => r.Id), types: [...new Set(rels.map((r) => r.Type))] };
 }
 
-function manifestReference(zip: PizZip, name: string): string {
+function manifestReference(zip: PizZip, name: string, byType: boolean): string {
   const uri = `/${name}?ContentType=${contentTypeOf(zip, name)}`;
   if (name.endsWith('.rels')) {
-    const { canonical, ids } = transformedRels(zip.file(name)!.asText());
-    const refs = ids.map((id) => `<mdssi:RelationshipReference xmlns:mdssi="${MDSSI}" SourceId="${id}"></mdssi:RelationshipReference>`).join('');
+    const { canonical, ids, types } = transformedRels(zip.file(name)!.asText());
+    const refs = byType
+      ? types.map((type) => `<mdssi:RelationshipsGroupReference xmlns:mdssi="${MDSSI}" SourceType="${esc(type)}"></mdssi:RelationshipsGroupReference>`).join('')
+      : ids.map((id) => `<mdssi:RelationshipReference xmlns:mdssi="${MDSSI}" SourceId="${id}"></mdssi:RelationshipReference>`).join('');
     return (
       `<Reference URI="${esc(uri)}"><Transforms><Transform Algorithm="http://schemas.openxmlformats.org/package/2006/RelationshipTransform">${refs}</Transform>` +
       `<Transform Algorithm="${C14N}"></Transform></Transforms><DigestMethod Algorithm="${SHA256}"></DigestMethod><DigestValue>${digest(canonical)}</DigestValue></Reference>`
@@ -74,7 +78,7 @@ export function signDocxForTest(docx: Uint8Array, options: TestSignOptions): Buf
   // except for the default namespace the Object inherits from Signature.
   const time = options.signingTime ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const packageInner =
-    `<Manifest>${parts.map((p) => manifestReference(zip, p)).join('')}</Manifest>` +
+    `<Manifest>${parts.map((p) => manifestReference(zip, p, options.relationshipTypes ?? false)).join('')}</Manifest>` +
     `<SignatureProperties><SignatureProperty Id="idSignatureTime" Target="#idPackageSignature"><mdssi:SignatureTime xmlns:mdssi="${MDSSI}">` +
     `<mdssi:Format>YYYY-MM-DDThh:mm:ssTZD</mdssi:Format><mdssi:Value>${time}</mdssi:Value></mdssi:SignatureTime></SignatureProperty></SignatureProperties>`;
   const officeInner =
