@@ -4,7 +4,8 @@ import type { Cert } from '../pki/certificates.js';
 import { TrustStore } from '../pki/trust.js';
 import { PdfView, revisionEnds, type RevisionEnd } from '../pdf/document.js';
 import { DecodeBudget } from '../pdf/filters.js';
-import { findSignatureFields, walkPageTree } from '../pdf/structure.js';
+import { PdfRef } from '../pdf/objects.js';
+import { findSignatureFields, walkPageTree, type SignatureFieldRef } from '../pdf/structure.js';
 import { hasContentAfter } from './signature/byte-range.js';
 import { examineSignature, type EvaluationContext, type SignatureFacts } from './signature/evaluate.js';
 import { decideIndication, levelAllowed } from './signature/indication.js';
@@ -194,7 +195,12 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
 
   const allFields = findSignatureFields(final);
   const fields = allFields.slice(0, MAX_SIGNATURE_FIELDS);
-  const examined = fields.map((field) => examineSignature(field, ctx));
+  const { distinct, sharedBy } = distinctSignatureValues(fields);
+  const examined = distinct.map((field) => examineSignature(field, ctx));
+  for (const facts of examined) {
+    const others = sharedBy.get(facts.report.field);
+    if (others) facts.report.warnings.push(`this signature dictionary is also the value of field${others.length > 1 ? 's' : ''} ${others.map((n) => `"${n}"`).join(', ')}: one signature, reported once`);
+  }
   const warnings = [...final.recovery];
   const tooMany = allFields.length > fields.length
     ? `The document has ${allFields.length} signature fields; only the first ${MAX_SIGNATURE_FIELDS} were checked, so it is not reported valid.`
@@ -209,6 +215,22 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
   attachRevocation(facts, final, ctx.now);
   return { data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification };
+}
+
+/** Fields whose /V is the same signature dictionary object hold one signature (EU DSS reports it once). */
+function distinctSignatureValues(fields: SignatureFieldRef[]): { distinct: SignatureFieldRef[]; sharedBy: Map<string, string[]> } {
+  const firstByValue = new Map<number, SignatureFieldRef>();
+  const sharedBy = new Map<string, string[]>();
+  const distinct: SignatureFieldRef[] = [];
+  for (const field of fields) {
+    const num = field.value instanceof PdfRef ? field.value.num : undefined;
+    const first = num === undefined ? undefined : firstByValue.get(num);
+    if (!first) {
+      if (num !== undefined) firstByValue.set(num, field);
+      distinct.push(field);
+    } else sharedBy.set(first.name, [...(sharedBy.get(first.name) ?? []), field.name]);
+  }
+  return { distinct, sharedBy };
 }
 
 /** What examining the file found, before the verdicts (revocation may still be fetched). */

@@ -18,7 +18,14 @@ const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c 
 /** Checks /ByteRange against the file and against the position of this signature's /Contents string. */
 export function checkByteRange(value: PdfValue | undefined, contents: PdfValue | undefined, data: Uint8Array, revisions: RevisionEnd[]): ByteRangeCheck {
   const br = Array.isArray(value) ? value : [];
-  if (br.length !== 4 || !br.every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0)) {
+  const wellFormed = br.every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0);
+  if (br.length === 2 && wellFormed) {
+    // One range (pyHanko's coverage anomaly): what it covers can be hashed, but it leaves nothing out for /Contents.
+    const [a, b] = br as number[] as [number, number];
+    if (a + b > data.length) return { notFound: '/ByteRange points past the end of the file', coverage: 'unclear' };
+    return { ranges: [[a, a + b]], signedEnd: a + b, formatProblem: '/ByteRange names a single range instead of the two around /Contents', coverage: 'unclear' };
+  }
+  if (br.length !== 4 || !wellFormed) {
     return { notFound: '/ByteRange is not four non-negative integers', coverage: 'unclear' };
   }
   const [a, b, c, d] = br as number[] as [number, number, number, number];

@@ -86,6 +86,9 @@ export class ChangeJudge {
   level: ModificationLevel = 'none';
   /** Objects added or first used after signing that a rule looked at. */
   readonly claimed = new Set<number>();
+  /** Objects whose change a rule refused: what they newly reference needs no further explanation. */
+  readonly refusedObjects = new Set<number>();
+  private judging?: number;
   private readonly newFieldsJudged = new Set<number>();
 
   constructor(
@@ -111,6 +114,7 @@ export class ChangeJudge {
   }
 
   refuse(rule: string, message: string): void {
+    if (this.judging !== undefined) this.refusedObjects.add(this.judging);
     this.level = 'other';
     this.refused.push({ level: 'other', rule, message });
   }
@@ -120,7 +124,13 @@ export class ChangeJudge {
   }
 
   judge(change: Change): void {
-    RULES[change.role.kind](this, change);
+    const outer = this.judging;
+    this.judging = change.num ?? outer;
+    try {
+      RULES[change.role.kind](this, change);
+    } finally {
+      this.judging = outer;
+    }
   }
 
   /**
@@ -190,7 +200,7 @@ export class ChangeJudge {
    * signature (a document time-stamp in an invisible field only archival); a signature already
    * made, or an empty signature field staying empty, keeps its appearance.
    */
-  fieldUpdateLevel(field: FormField | undefined, subject: string, where: string): ModificationLevel | undefined {
+  fieldUpdateLevel(field: FormField | undefined, subject: string, where: string, appearance = false): ModificationLevel | undefined {
     if (!field) {
       this.refuse(RULE.noRule, `${where}: ${subject} of a widget that belongs to no form field changed`);
       return undefined;
@@ -212,7 +222,19 @@ export class ChangeJudge {
       this.refuse(RULE.fieldMdp, `${where}: ${subject} of field "${field.name}" changed, but this signature's FieldMDP (/${this.policy.lock!.action}) locks it`);
       return undefined;
     }
+    if (appearance && !this.valueChanged(field)) {
+      // EU DSS: an appearance replaced under an unchanged value shows what nobody filled in.
+      this.refuse(RULE.noRule, `${where}: ${subject} of field "${field.name}" changed while its value did not: what it shows no longer follows its value`);
+      return undefined;
+    }
     return 'formFilling';
+  }
+
+  /** The field's value differs from what was signed. */
+  valueChanged(field: FormField): boolean {
+    const before = this.signedForm.field(field.num)?.value;
+    const after = this.currentForm.field(field.num)?.value;
+    return !pdfEqual(this.signed.resolve(before), this.current.resolve(after));
   }
 
   /** Signing `field` now (it has a signature value in the current revision): refused when locked. */
@@ -401,7 +423,7 @@ const annotationRule: Rule = (judge, c) => {
   const other = keys.filter((k) => !WIDGET_UPDATE_KEYS.has(k));
   if (other.length > 0) return judge.refuse(RULE.noRule, `${c.where}: widget entries ${other.map((k) => `/${k}`).join(', ')} changed after signing`);
   const field = judge.fieldOf(num);
-  const level = judge.fieldUpdateLevel(field, `the appearance (${keys.map((k) => `/${k}`).join(', ')})`, c.where);
+  const level = judge.fieldUpdateLevel(field, `the appearance (${keys.map((k) => `/${k}`).join(', ')})`, c.where, keys.some((k) => k !== 'F' && k !== 'M'));
   if (!level) return;
   judge.allow(level, field?.type === 'Sig' ? RULE.signatureFieldSigned : RULE.formFilling, `the widget of field "${field!.name}" updated (${keys.map((k) => `/${k}`).join(', ')})`);
   judge.claimAll(after);
@@ -518,7 +540,7 @@ const appearanceRule: Rule = (judge, c) => {
     judge.claimAll(c.after);
     return;
   }
-  const level = judge.fieldUpdateLevel(field, 'the appearance stream', c.where);
+  const level = judge.fieldUpdateLevel(field, 'the appearance stream', c.where, true);
   if (!level) return;
   judge.allow(level, field?.type === 'Sig' ? RULE.signatureFieldSigned : RULE.formFilling, `the appearance of field "${field!.name}" updated`);
   judge.claimAll(c.after);

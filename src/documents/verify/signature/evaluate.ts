@@ -99,24 +99,26 @@ const LOCK_ACTIONS = new Set(['All', 'Include', 'Exclude']);
 /**
  * The fields a signature locks: its FieldMDP signature reference (signed with it), else the /Lock
  * dictionary its field carried when signed (ISO 32000-1 §12.7.4.5: locked "when this signature
- * field is signed"). /Lock /P (ISO 32000-2) also sets a DocMDP permission for what follows.
+ * field is signed"). A /P in either (ISO 32000-2 Tables 257 and 233) also sets a DocMDP
+ * permission for what follows.
  */
 export function fieldLockOf(sigDict: PdfDict, fieldDict: PdfDict | undefined, view: PdfView): { lock?: FieldLock; permission?: 1 | 2 | 3 } {
-  const read = (params: PdfDict | undefined): FieldLock | undefined => {
-    const action = nameOf(params?.get('Action'));
-    if (!params || !action || !LOCK_ACTIONS.has(action)) return undefined;
-    const fields = (view.array(params.get('Fields')) ?? []).flatMap((f) => asText(view.resolve(f)) ?? []);
-    return { action: action as FieldLock['action'], fields };
-  };
   let lock: FieldLock | undefined;
+  let permission: 1 | 2 | 3 | undefined;
+  const read = (params: PdfDict | undefined) => {
+    const p = asNumber(params?.get('P'));
+    if (p === 1 || p === 2 || p === 3) permission ??= p;
+    const action = nameOf(params?.get('Action'));
+    if (!params || !action || !LOCK_ACTIONS.has(action) || lock) return;
+    const fields = (view.array(params.get('Fields')) ?? []).flatMap((f) => asText(view.resolve(f)) ?? []);
+    lock = { action: action as FieldLock['action'], fields };
+  };
   for (const ref of view.array(sigDict.get('Reference')) ?? []) {
     const reference = view.dict(ref);
-    if (isName(reference?.get('TransformMethod'), 'FieldMDP')) lock ??= read(view.dict(reference?.get('TransformParams')));
+    if (isName(reference?.get('TransformMethod'), 'FieldMDP')) read(view.dict(reference?.get('TransformParams')));
   }
-  const lockDict = view.dict(fieldDict?.get('Lock'));
-  lock ??= read(lockDict);
-  const p = asNumber(lockDict?.get('P'));
-  return { lock, permission: p === 1 || p === 2 || p === 3 ? p : undefined };
+  read(view.dict(fieldDict?.get('Lock')));
+  return { lock, permission };
 }
 
 /** The signature dictionary (and its field) as they were in the signed revision (an attacker may have rewritten them later). */

@@ -14,7 +14,9 @@ export interface FormField {
   type?: string;
   /** Widget annotations of this field: itself when it is one, and its /Kids without /T. */
   widgets: number[];
-  /** A signature field whose value (/V, possibly inherited) is a signature dictionary. */
+  /** The field's value (/V, possibly inherited) as written. */
+  value?: PdfValue;
+  /** A signature field whose value is a signature dictionary. */
   signed: boolean;
   /** True for a field only a page's /Annots shows (not in /AcroForm /Fields). */
   orphan: boolean;
@@ -63,7 +65,7 @@ export class FormIndex {
       const name = partial === undefined ? parentName : parentName ? `${parentName}.${partial}` : partial;
       const type = nameOf(dict.get('FT')) ?? parentType;
       const ownValue = dict.has('V') ? dict.get('V') : parentValue;
-      const field: FormField = { num: value.num, name, type, widgets: [], signed: false, orphan: false };
+      const field: FormField = { num: value.num, name, type, widgets: [], value: ownValue, signed: false, orphan: false };
       this.fields.set(value.num, field);
       let childFields = 0;
       for (const kid of this.view.array(dict.get('Kids')) ?? []) {
@@ -103,7 +105,7 @@ export class FormIndex {
         const type = chain.map((d) => nameOf(d.get('FT'))).find((t) => t !== undefined);
         const names = chain.map((d) => asText(this.view.resolve(d.get('T')))).filter((t): t is string => t !== undefined).reverse();
         const value = chain.find((d) => d.has('V'))?.get('V');
-        const field: FormField = { num: annot.num, name: names.join('.') || '(unnamed)', type, widgets: [annot.num], signed: type === 'Sig' && this.view.dict(value) !== undefined, orphan: true };
+        const field: FormField = { num: annot.num, name: names.join('.') || '(unnamed)', type, widgets: [annot.num], value, signed: type === 'Sig' && this.view.dict(value) !== undefined, orphan: true };
         this.fields.set(annot.num, field);
         this.widgetToField.set(annot.num, field);
         if (this.fields.size >= MAX_FIELDS) return;

@@ -119,7 +119,7 @@ function checkNewObjectsExplained(judge: ChangeJudge, signed: SignedRevision, ch
       if (firstUsedNow && !judge.claimed.has(num) && judge.current.getObject(num) !== undefined && unexplained++ < MAX_FINDINGS) {
         judge.refuse(RULE.noRule, `object ${num}, added or first used after signing (reached from ${from}), is not explained by any rule`);
       }
-      stack.push({ value: judge.current.getObject(num), from: `object ${num}` });
+      if (!judge.refusedObjects.has(num)) stack.push({ value: judge.current.getObject(num), from: `object ${num}` });
     } else if (Array.isArray(value)) for (const item of value) stack.push({ value: item, from });
     else if (value instanceof PdfStream) for (const item of value.dict.entries.values()) stack.push({ value: item, from });
     else if (value instanceof PdfDict) for (const item of value.entries.values()) stack.push({ value: item, from });
