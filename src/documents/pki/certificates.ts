@@ -66,10 +66,21 @@ export function validAt(cert: Cert, when: Date): boolean {
   return t >= new Date(cert.x509.validFrom).getTime() && t <= new Date(cert.x509.validTo).getTime();
 }
 
+/** The certificate's extension `oid`, if it carries it. */
+export const extensionOf = (cert: Cert, oid: string): pkijs.Extension | undefined => cert.parsed.extensions?.find((e) => e.extnID === oid);
+
+/** The certificate's extended key usage names `oid`. */
+export function hasExtendedKeyUsage(cert: Cert, oid: string): boolean {
+  return (extensionOf(cert, '2.5.29.37')?.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes?.includes(oid) === true;
+}
+
+/** `child` names `issuer` as its issuer (OpenSSL's checkIssued would also judge key usage: the chain builder does, saying why). */
+export const namesIssuer = (child: Cert, issuer: Cert): boolean => child.x509.issuer === issuer.x509.subject;
+
 /** `issuer` names and signed `child`. */
 export function issuedBy(child: Cert, issuer: Cert): boolean {
   try {
-    return child.x509.checkIssued(issuer.x509) && child.x509.verify(issuer.x509.publicKey);
+    return namesIssuer(child, issuer) && child.x509.verify(issuer.x509.publicKey);
   } catch {
     return false;
   }

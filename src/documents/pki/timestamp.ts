@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as pkijs from 'pkijs';
 import { hashBytes, hashFromOid } from './algorithms.js';
-import { summarizeCert } from './certificates.js';
-import { buildChain } from './chain.js';
+import { summarizeCert, validAt } from './certificates.js';
+import { buildChain, type ChainResult } from './chain.js';
 import type { TrustStore } from './trust.js';
 import { checkSignedData, type CmsCheck } from './cms/signed-data.js';
 import { decodeBer } from './asn1.js';
@@ -26,21 +26,38 @@ function rdnText(names: pkijs.RelativeDistinguishedNames): string {
   return names.typesAndValues.map((tv) => String(tv.value.valueBlock.value)).join(', ');
 }
 
-/** Checks an RFC 3161 time-stamp token against the bytes it should time-stamp (never throws). */
-export function checkTimestampToken(token: Uint8Array, stamped: Uint8Array, trust: TrustStore): TimestampReport & { cms: CmsCheck } {
+/** What reading a time-stamp token found: the report, the token's CMS, the TSA's chain, the nonce. */
+export interface TimestampToken {
+  report: TimestampReport;
+  cms: CmsCheck;
+  /** The time-stamp unit's chain (built for time-stamping), when the token names its certificate. */
+  chain?: ChainResult;
+  genTime?: Date;
+  nonce?: bigint;
+}
+
+/**
+ * Reads and checks an RFC 3161 time-stamp token against the bytes it should time-stamp: the message
+ * imprint, the token's CMS signature (with the TSA certificate bound by its ESS signing-certificate
+ * attribute), the TSA certificate fit for time-stamping and valid at the time it gives, and its
+ * chain to the trust anchors. Verification and signing (the TSA's reply) both use it; never throws.
+ */
+export function readTimestampToken(token: Uint8Array, stamped: Uint8Array, trust: TrustStore): TimestampToken {
   const cms = checkSignedData(token, () => Buffer.alloc(0));
-  const report: TimestampReport & { cms: CmsCheck } = { time: null, tsa: null, intact: false, valid: false, trusted: false, errors: [], cms };
+  const report: TimestampReport = { time: null, tsa: null, intact: false, valid: false, trusted: false, errors: [] };
+  const read: TimestampToken = { report, cms };
   if (cms.formatError || !cms.eContent || cms.eContentType !== OID_TST_INFO) {
     report.errors.push(`the time-stamp token is not a valid RFC 3161 token${cms.formatError ? `: ${cms.formatError}` : ''}`);
-    return report;
+    return read;
   }
   let info: pkijs.TSTInfo;
   try {
-    const asn1 = decodeBer(cms.eContent);
-    info = new pkijs.TSTInfo({ schema: asn1.result });
+    info = new pkijs.TSTInfo({ schema: decodeBer(cms.eContent).result });
+    read.genTime = info.genTime;
+    read.nonce = info.nonce ? BigInt(info.nonce.toBigInt()) : undefined;
   } catch {
     report.errors.push('the time-stamp token content (TSTInfo) cannot be decoded');
-    return report;
+    return read;
   }
   report.time = info.genTime.toISOString();
   const signer = cms.signerCert ? summarizeCert(cms.signerCert) : undefined;
@@ -57,9 +74,13 @@ export function checkTimestampToken(token: Uint8Array, stamped: Uint8Array, trus
   if (!cms.signerCert) report.errors.push('the time-stamp token carries no TSA certificate');
   else if (!report.valid) report.errors.push(`the time-stamp token signature does not verify${cms.structureError ? `: ${cms.structureError}` : ''}`);
   if (cms.signerCert) {
-    const chain = buildChain(cms.signerCert, cms.certificates, trust);
-    report.trusted = chain.trusted;
-    if (!chain.trusted) report.errors.push(`the time-stamp authority is not trusted: ${chain.problem}`);
+    if (report.valid && !validAt(cms.signerCert, info.genTime)) {
+      report.valid = false;
+      report.errors.push(`the TSA certificate was not valid at the time it gives (${report.time})`);
+    }
+    read.chain = buildChain(cms.signerCert, cms.certificates, trust, { purpose: 'timeStamping', at: info.genTime });
+    report.trusted = read.chain.trusted;
+    if (!read.chain.trusted) report.errors.push(`the time-stamp authority is not trusted: ${read.chain.problem}`);
   }
-  return report;
+  return read;
 }

@@ -4,6 +4,9 @@ import { AppError, ErrorCode } from '../../errors/app-error.js';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { OID } from './cms/build.js';
+import { unfitFor } from './chain.js';
+import { readTimestampToken } from './timestamp.js';
+import { TrustStore } from './trust.js';
 import { decodeBer } from './asn1.js';
 
 /**
@@ -21,8 +24,6 @@ export interface TsaOptions {
 
 const tsaFailed = (why: string) =>
   new AppError(502, ErrorCode.SIGNING_ERROR, `The timestamp authority could not timestamp the signature (${why}); retry later.`);
-
-const TST_INFO = '1.2.840.113549.1.9.16.1.4';
 
 /** An RFC 3161 TimeStampReq (version 1, SHA-256 imprint, nonce, certReq true) in DER. */
 export function buildTimeStampRequest(messageHash: Buffer, nonce: Buffer): Buffer {
@@ -55,32 +56,21 @@ async function post(url: string, body: Buffer, options: TsaOptions): Promise<Buf
   }
 }
 
-interface TstInfoCheck {
-  hashedMessage: Buffer;
-  nonce?: bigint;
-}
+const NO_ANCHORS = new TrustStore([]);
 
-const bigintOf = (value: asn1js.Integer): bigint => BigInt(value.toBigInt());
-
-/** TimeStampToken (ContentInfo/SignedData) → the TSTInfo fields we must check. */
-function readTstInfo(token: pkijs.ContentInfo): TstInfoCheck {
-  if (token.contentType !== OID.signedData) throw new Error('token is not SignedData');
-  const signedData = new pkijs.SignedData({ schema: token.content });
-  const encap = signedData.encapContentInfo;
-  if (encap.eContentType !== TST_INFO || !encap.eContent) throw new Error('token does not hold a TSTInfo');
-  const info = pkijs.TSTInfo.fromBER(encap.eContent.getValue());
-  return {
-    hashedMessage: Buffer.from(info.messageImprint.hashedMessage.getValue()),
-    nonce: info.nonce ? bigintOf(info.nonce) : undefined,
-  };
-}
-
-/** Returns the DER TimeStampToken over `signatureValue`, checked against our request. */
+/**
+ * Returns the DER TimeStampToken over `signatureValue`, read by the same reader verification uses
+ * and refused unless it is the answer to this request: granted, our imprint, our nonce echoed
+ * (RFC 3161 §2.4.2: a reply without it may be a replay), a valid token signature by a certificate
+ * fit for time-stamping and valid at the token's time. Whether the TSA chains to a trusted root is
+ * for verifiers to judge (the operator chose the TSA).
+ */
 export async function requestTimestamp(signatureValue: Buffer, options: TsaOptions): Promise<Buffer> {
   const hash = createHash('sha256').update(signatureValue).digest();
   const nonce = randomBytes(8);
   nonce[0] &= 0x7f;
   const reply = await post(options.url, buildTimeStampRequest(hash, nonce), options);
+  let token: Buffer;
   try {
     const parsed = decodeBer(reply);
     if (parsed.offset === -1) throw new Error('not BER');
@@ -88,14 +78,19 @@ export async function requestTimestamp(signatureValue: Buffer, options: TsaOptio
     const status = response.status.status;
     if (status !== pkijs.PKIStatus.granted && status !== pkijs.PKIStatus.grantedWithMods) throw tsaFailed(`status ${status}`);
     if (!response.timeStampToken) throw tsaFailed('no token in the reply');
-    const info = readTstInfo(response.timeStampToken);
-    if (!info.hashedMessage.equals(hash)) throw tsaFailed('the token covers a different hash');
-    if (info.nonce !== undefined && info.nonce !== BigInt('0x' + nonce.toString('hex'))) throw tsaFailed('nonce mismatch');
     // The token goes into the signature exactly as the TSA encoded it (its second element).
-    const tokenBlock = (parsed.result as asn1js.Sequence).valueBlock.value[1];
-    return Buffer.from(tokenBlock.valueBeforeDecodeView);
+    token = Buffer.from((parsed.result as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView);
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw tsaFailed('unreadable reply');
   }
+  const read = readTimestampToken(token, signatureValue, NO_ANCHORS);
+  const tsaCertificate = read.cms.signerCert;
+  if (!read.report.intact) throw tsaFailed('the token does not cover the signature sent');
+  if (read.nonce !== BigInt('0x' + nonce.toString('hex'))) throw tsaFailed('the reply does not echo the nonce sent');
+  if (!tsaCertificate) throw tsaFailed('the token carries no TSA certificate');
+  if (!read.report.valid) throw tsaFailed(read.report.errors.find((e) => /signature|not valid/.test(e)) ?? 'the token signature does not verify');
+  const unfit = unfitFor(tsaCertificate, 'timeStamping');
+  if (unfit) throw tsaFailed(unfit);
+  return token;
 }

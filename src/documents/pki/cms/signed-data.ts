@@ -102,6 +102,32 @@ function attribute(attrs: pkijs.SignedAndUnsignedAttributes | undefined, oid: st
   return attrs?.attributes.find((a) => a.type === oid)?.values[0];
 }
 
+const OID_SIGNING_CERTIFICATE = '1.2.840.113549.1.9.16.2.12';
+const OID_SIGNING_CERTIFICATE_V2 = '1.2.840.113549.1.9.16.2.47';
+
+/**
+ * The ESS signing-certificate(-v2) attribute (RFC 2634 §5.4, RFC 5035), which binds the signer's
+ * certificate into what is signed: true when its first certificate hash is `signer`'s, false when it
+ * names another certificate, undefined when there is none (or it cannot be read: other checks decide).
+ */
+function signingCertificateBinding(attrs: pkijs.SignedAndUnsignedAttributes, signer: Cert): boolean | undefined {
+  const v2 = attribute(attrs, OID_SIGNING_CERTIFICATE_V2);
+  const value = v2 ?? attribute(attrs, OID_SIGNING_CERTIFICATE);
+  const certs = value instanceof asn1js.Sequence ? value.valueBlock.value[0] : undefined;
+  const first = certs instanceof asn1js.Sequence ? certs.valueBlock.value[0] : undefined;
+  if (!(first instanceof asn1js.Sequence)) return undefined;
+  const [head, next] = first.valueBlock.value;
+  let hash: HashName | undefined = v2 ? 'sha256' : 'sha1';
+  let certHash = head;
+  if (v2 && head instanceof asn1js.Sequence) {
+    const oid = head.valueBlock.value[0];
+    hash = oid instanceof asn1js.ObjectIdentifier ? hashFromOid(oid.valueBlock.toString()) : undefined;
+    certHash = next;
+  }
+  if (!hash || !(certHash instanceof asn1js.OctetString)) return undefined;
+  return sameBytes(hashBytes(hash, signer.der), bytesOf(certHash.valueBlock.valueHexView));
+}
+
 const OID_ADBE_REVOCATION_ARCHIVAL = '1.2.840.113583.1.1.8';
 
 /** The DER elements of an [n] EXPLICIT SEQUENCE OF inside `parent`, if present. */
@@ -171,6 +197,10 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
   if (signingTime instanceof asn1js.UTCTime || signingTime instanceof asn1js.GeneralizedTime) check.signingTime = signingTime.toDate();
 
   check.signerCert = findSigner(signerInfo, certificates);
+  if (check.signerCert && signerInfo.signedAttrs) {
+    const binding = signingCertificateBinding(signerInfo.signedAttrs, check.signerCert);
+    if (binding === false) check.structureError = 'the signing-certificate attribute names another certificate than the one that signed (a substituted certificate)';
+  }
   const digestOid = signerInfo.digestAlgorithm.algorithmId;
   const digest = hashFromOid(digestOid);
   if (!digest) return { ...check, unsupportedAlgorithm: OID_NAMES[digestOid] ?? `digest algorithm ${digestOid}` };

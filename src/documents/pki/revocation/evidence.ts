@@ -2,7 +2,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { signatureScheme, verifySignature } from '../algorithms.js';
-import { issuedBy, parseCert, type Cert } from '../certificates.js';
+import { hasExtendedKeyUsage, issuedBy, parseCert, type Cert } from '../certificates.js';
 import { decodeBer } from '../asn1.js';
 
 /**
@@ -61,11 +61,6 @@ function fromDer<T>(der: Uint8Array, make: (schema: asn1js.AsnType) => T, what: 
 function verifiedBy(tbs: Uint8Array, algorithm: pkijs.AlgorithmIdentifier, signature: Uint8Array, signer: Cert): boolean {
   const scheme = signatureScheme(algorithm, 'sha256');
   return !!scheme && verifySignature(scheme, signer.x509.publicKey, tbs, signature);
-}
-
-function hasExtendedKeyUsage(cert: Cert, oid: string): boolean {
-  const ext = cert.parsed.extensions?.find((e) => e.extnID === '2.5.29.37');
-  return !!ext && (ext.parsedValue as pkijs.ExtKeyUsage | undefined)?.keyPurposes?.includes(oid) === true;
 }
 
 const time = (value: Date | undefined) => (value ? value.toISOString() : null);

@@ -4,7 +4,7 @@ import { describeScheme, schemeHash, verifySignature, type SignatureScheme } fro
 import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
 import { buildChain } from '../../pki/chain.js';
 import type { TrustStore } from '../../pki/trust.js';
-import { checkTimestampToken } from '../../pki/timestamp.js';
+import { readTimestampToken } from '../../pki/timestamp.js';
 import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
 import { NS } from '../../ooxml/constants.js';
@@ -249,11 +249,11 @@ class SignatureEvaluator {
     }
     const bits = rsaBits(signer);
     if (bits !== undefined && bits < 1024) this.findings.weakAlgorithm ??= `RSA-${bits}`;
-    const chain = buildChain(signer, certificates.filter((c) => c !== signer), this.ctx.trust);
+    const at = this.report.signingTime ? new Date(this.report.signingTime) : this.ctx.now;
+    const chain = buildChain(signer, certificates.filter((c) => c !== signer), this.ctx.trust, { purpose: 'signature', at });
     this.report.signer = { ...summarizeCert(signer), chain: chain.chain.map((c) => summarizeCert(c).subject) };
     this.report.trusted = chain.trusted;
     if (!chain.trusted) this.findings.chainProblem = chain.problem;
-    const at = this.report.signingTime ? new Date(this.report.signingTime) : this.ctx.now;
     this.report.certificateValidAtSigningTime = validAt(signer, at);
   }
 
@@ -269,8 +269,7 @@ class SignatureEvaluator {
       return;
     }
     const stamped = Buffer.from(canonicalize(signatureValue, c14n), 'utf8');
-    const { cms: _cms, ...timestamp } = checkTimestampToken(decodeBase64(textOf(encapsulated)), stamped, this.ctx.trust);
-    this.report.timestamp = timestamp;
+    this.report.timestamp = readTimestampToken(decodeBase64(textOf(encapsulated)), stamped, this.ctx.trust).report;
   }
 }
 

@@ -4,7 +4,7 @@ import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certific
 import { buildChain } from '../../pki/chain.js';
 import type { TrustStore } from '../../pki/trust.js';
 import { checkSignedData, type CmsCheck } from '../../pki/cms/signed-data.js';
-import { checkTimestampToken } from '../../pki/timestamp.js';
+import { readTimestampToken } from '../../pki/timestamp.js';
 import type { PdfView, RevisionEnd } from '../../pdf/document.js';
 import { PdfDict, PdfString, asArray, asDict, asNumber, asText, isName, nameOf, type PdfValue } from '../../pdf/objects.js';
 import type { SignatureFieldRef } from '../../pdf/structure.js';
@@ -209,12 +209,11 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   const ranges = byteRange.ranges;
 
   if (report.kind === 'documentTimestamp') {
-    const ts = checkTimestampToken(contentBytes, concatRanges(ctx.data, ranges), ctx.trust);
-    const { cms, ...timestamp } = ts;
+    const { report: timestamp, cms } = readTimestampToken(contentBytes, concatRanges(ctx.data, ranges), ctx.trust);
     report.timestamp = timestamp;
-    report.intact = ts.intact;
-    report.cryptoValid = ts.valid;
-    report.signingTime = ts.time ?? report.signingTime;
+    report.intact = timestamp.intact;
+    report.cryptoValid = timestamp.valid;
+    report.signingTime = timestamp.time ?? report.signingTime;
     return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, lock, lockPermission }, ctx);
   }
 
@@ -240,10 +239,10 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   let timestampCerts: Cert[] | undefined;
   let timestampChain: SignatureFacts['timestampChain'];
   if (cms.timestampToken && cms.signatureValue) {
-    const { cms: tsCms, ...timestamp } = checkTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
-    report.timestamp = timestamp;
-    timestampCerts = tsCms.certificates;
-    if (tsCms.signerCert) timestampChain = buildChain(tsCms.signerCert, tsCms.certificates, ctx.trust);
+    const token = readTimestampToken(cms.timestampToken, cms.signatureValue, ctx.trust);
+    report.timestamp = token.report;
+    timestampCerts = token.cms.certificates;
+    timestampChain = token.chain;
   }
   return finishSigner({ report, byteRange, cms, signerCert: cms.signerCert, placeholder: false, contents: contentBytes, timestampCerts, timestampChain, lock, lockPermission }, ctx);
 }
@@ -251,13 +250,14 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
 function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureFacts {
   const { report, signerCert, cms } = facts;
   if (!signerCert) return facts;
-  const chain = buildChain(signerCert, cms?.certificates ?? [], ctx.trust);
+  const timestampPoe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.time ? report.timestamp.time : null;
+  const signingTime = timestampPoe ?? report.signingTime;
+  const purpose = report.kind === 'documentTimestamp' ? 'timeStamping' : 'signature';
+  const chain = buildChain(signerCert, cms?.certificates ?? [], ctx.trust, { purpose, at: signingTime ? new Date(signingTime) : ctx.now });
   report.trusted = chain.trusted;
   facts.chain = chain.chain;
   if (!chain.trusted && chain.problem) report.warnings.push(`certificate chain: ${chain.problem}`);
   report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject) };
-  const timestampPoe = report.timestamp?.valid && report.timestamp.intact && report.timestamp.time ? report.timestamp.time : null;
-  const signingTime = timestampPoe ?? report.signingTime;
   report.certificateValidAtSigningTime = validAt(signerCert, signingTime ? new Date(signingTime) : ctx.now);
   return facts;
 }
