@@ -11,6 +11,62 @@ export type XrefEntry =
 const MAX_XREF_SECTIONS = 1000;
 const MAX_OBJECT_NUMBER = 10_000_000;
 const MAX_RESOLVE_HOPS = 32;
+const MAX_AMBIGUITIES = 20;
+
+interface ObjectStream {
+  data: Uint8Array;
+  /** The header's (number, offset) pairs in order: the xref's index counts slots. */
+  slots: { num: number; offset: number }[];
+  first: number;
+}
+
+const isHeaderSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0c || c === 0x00;
+const isDigitByte = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+const isLetter = (c: number | undefined) => c !== undefined && ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a));
+
+/** Digits ending just before `end` (at most `max`, preceded by no digit): their start, or -1. */
+function digitsBefore(data: Uint8Array, end: number, max: number): number {
+  let start = end;
+  while (start > 0 && isDigitByte(data[start - 1]) && end - start <= max) start--;
+  return start === end || end - start > max ? -1 : start;
+}
+
+const sameEntry = (a: XrefEntry, b: XrefEntry) => JSON.stringify(a) === JSON.stringify(b);
+
+const headerCache = new WeakMap<Uint8Array, { num: number; gen: number; offset: number }[]>();
+
+/** Every "num gen obj" in the file, in order (found with a native search for "obj"; cached per buffer). */
+export function objectHeaders(data: Uint8Array): { num: number; gen: number; offset: number }[] {
+  let headers = headerCache.get(data);
+  if (headers) return headers;
+  headers = [];
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
+  for (let at = bytes.indexOf('obj'); at >= 0; at = bytes.indexOf('obj', at + 3)) {
+    if (isLetter(bytes[at + 3])) continue;
+    let p = at;
+    if (!isHeaderSpace(bytes[p - 1])) continue;
+    while (p > 0 && isHeaderSpace(bytes[p - 1])) p--;
+    const genStart = digitsBefore(bytes, p, 5);
+    if (genStart < 0 || !isHeaderSpace(bytes[genStart - 1])) continue;
+    p = genStart;
+    while (p > 0 && isHeaderSpace(bytes[p - 1])) p--;
+    const numStart = digitsBefore(bytes, p, 8);
+    if (numStart < 0) continue;
+    headers.push({
+      num: Number(bytes.toString('latin1', numStart, p)),
+      gen: Number(bytes.toString('latin1', genStart, genStart + digitsLength(bytes, genStart))),
+      offset: numStart,
+    });
+  }
+  headerCache.set(data, headers);
+  return headers;
+}
+
+function digitsLength(data: Uint8Array, start: number): number {
+  let n = 0;
+  while (isDigitByte(data[start + n])) n++;
+  return n;
+}
 
 export type XrefSectionKind = 'table' | 'stream';
 
@@ -30,13 +86,31 @@ interface XrefChain {
  */
 export class PdfView {
   private readonly cache = new Map<number, PdfValue>();
-  private readonly objectStreams = new Map<number, { data: Uint8Array; offsets: Map<number, number>; first: number }>();
+  private readonly objectStreams = new Map<number, ObjectStream>();
   private scanned?: Map<number, number>;
+  private bodiesChecked = false;
+  private revisionHeaders?: Map<number, Map<number, number[]>>;
+  private readonly found: string[] = [];
   readonly entries: Map<number, XrefEntry>;
   readonly trailer: PdfDict;
   readonly sectionOffsets: number[];
   /** Whether each section of `sectionOffsets` is a classic table (hybrid ones included) or an xref stream. */
   readonly sectionKinds: XrefSectionKind[];
+  /**
+   * Where poppler, qpdf or pdf.js could read this file otherwise than we do: an object defined twice
+   * in one revision, an object stream listing a number twice or not holding the object where the xref
+   * says, a cross-reference section listing a number twice, an xref offset pointing at another
+   * object, a dictionary repeating a key. The revisions' bodies are checked when this is first read;
+   * objects add what they show when loaded, so read it after everything the caller relies on.
+   */
+  get ambiguities(): readonly string[] {
+    if (!this.bodiesChecked) {
+      this.bodiesChecked = true;
+      this.checkBodies();
+    }
+    return this.found;
+  }
+
   /** True when the cross-reference data was unusable and objects were located by scanning. */
   readonly reconstructed: boolean;
   /** What was wrong with the cross-reference data and how it was recovered (empty for a sound file). */
@@ -89,6 +163,10 @@ export class PdfView {
       added++;
     }
     this.recovery.push(`the cross-reference chain is broken (${reason}); ${added} object(s) it no longer reaches were recovered by scanning the file`);
+  }
+
+  private ambiguous(problem: string): void {
+    if (this.found.length < MAX_AMBIGUITIES && !this.found.includes(problem)) this.found.push(problem);
   }
 
   get startxref(): number | undefined {
@@ -205,17 +283,23 @@ export class PdfView {
     const entry = this.entries.get(num);
     if (!entry || entry.kind === 'free') return undefined;
     if (entry.kind === 'compressed') return this.loadCompressed(entry.stream, entry.index, num);
-    const direct = this.parseAt(entry.offset, num);
+    const direct = this.parseAt(entry.offset, num, entry.gen);
     if (direct !== undefined) return direct;
     const scannedOffset = this.scan().get(num);
     return scannedOffset === undefined ? undefined : this.parseAt(scannedOffset, num);
   }
 
-  private parseAt(offset: number, num: number): PdfValue | undefined {
+  /** The object at `offset`; with `gen`, an object with another number or generation there is ambiguous. */
+  private parseAt(offset: number, num: number, gen?: number): PdfValue | undefined {
     if (!Number.isInteger(offset) || offset < 0 || offset >= this.limit) return undefined;
     try {
-      const parser = new PdfParser(this.data, offset, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)));
+      const report = (problem: string) => this.ambiguous(`object ${num}: ${problem}`);
+      const parser = new PdfParser(this.data, offset, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)), report);
       const obj = parser.parseIndirectObject();
+      if (gen !== undefined && (obj.num !== num || obj.gen !== gen)) {
+        // poppler and qpdf then rebuild the cross-reference table; which object they show is their guess.
+        this.ambiguous(`the cross-reference entry of object ${num} ${gen} points at object ${obj.num} ${obj.gen}`);
+      }
       return obj.num === num ? this.decryptObject(obj.value, num, obj.gen) : undefined;
     } catch {
       return undefined;
@@ -241,35 +325,43 @@ export class PdfView {
     }
   }
 
+  /** Object `num` from slot `index` of its object stream, as the xref names it (as poppler and pdf.js read it). */
   private loadCompressed(streamNum: number, index: number, num: number): PdfValue | undefined {
     const objStm = this.objectStream(streamNum);
     if (!objStm) return undefined;
-    void index;
-    const rel = objStm.offsets.get(num);
-    if (rel === undefined) return undefined;
-    return new PdfParser(objStm.data, objStm.first + rel, false).parseObject();
+    const slot = objStm.slots[index];
+    if (slot?.num !== num) {
+      this.ambiguous(`the xref puts object ${num} at index ${index} of object stream ${streamNum}, which holds ${slot ? `object ${slot.num}` : 'nothing'} there`);
+      return undefined;
+    }
+    const report = (problem: string) => this.ambiguous(`object ${num}: ${problem}`);
+    return new PdfParser(objStm.data, objStm.first + slot.offset, false, objStm.data.length, undefined, report).parseObject();
   }
 
-  private objectStream(streamNum: number): { data: Uint8Array; offsets: Map<number, number>; first: number } | undefined {
+  private objectStream(streamNum: number): ObjectStream | undefined {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
       const entry = this.entries.get(streamNum);
       if (entry?.kind !== 'offset') return undefined;
-      const stream = this.parseAt(entry.offset, streamNum);
+      const stream = this.parseAt(entry.offset, streamNum, entry.gen);
       if (!(stream instanceof PdfStream) || !isName(stream.dict.get('Type'), 'ObjStm')) return undefined;
       const data = decodeStream(stream, this.budget);
       const n = asNumber(stream.dict.get('N')) ?? 0;
       const first = asNumber(stream.dict.get('First')) ?? 0;
       const header = new PdfParser(data, 0, false, Math.min(first, data.length));
-      const offsets = new Map<number, number>();
+      const slots: ObjectStream['slots'] = [];
+      const listed = new Set<number>();
       for (let i = 0; i < n && i < 1_000_000; i++) {
         const objNum = header.parseObject();
         const objOffset = header.parseObject();
         if (typeof objNum !== 'number' || typeof objOffset !== 'number') break;
-        if (!offsets.has(objNum)) offsets.set(objNum, objOffset);
+        if (listed.has(objNum)) this.ambiguous(`object stream ${streamNum} lists object ${objNum} twice`);
+        listed.add(objNum);
+        slots.push({ num: objNum, offset: objOffset });
       }
-      objStm = { data, offsets, first };
+      objStm = { data, slots, first };
       this.objectStreams.set(streamNum, objStm);
+      this.checkStreamAgainstBody(streamNum, entry.offset, listed);
     }
     return objStm;
   }
@@ -278,11 +370,91 @@ export class PdfView {
   private scan(): Map<number, number> {
     if (this.scanned) return this.scanned;
     const found = new Map<number, number>();
-    const text = Buffer.from(this.data.buffer, this.data.byteOffset, this.limit).toString('latin1');
-    const re = /(?<![0-9])(\d{1,8})[ \t\r\n\f\0]+(\d{1,5})[ \t\r\n\f\0]+obj(?![A-Za-z])/g;
-    for (let m = re.exec(text); m; m = re.exec(text)) found.set(Number(m[1]), m.index);
+    for (const header of objectHeaders(this.data)) {
+      if (header.offset >= this.limit) break;
+      found.set(header.num, header.offset);
+    }
     this.scanned = found;
     return found;
+  }
+
+  /**
+   * Objects defined twice in the body of one revision: the xref names
+   * one, a reader that rebuilds the table takes the last. Bodies are walked object by object only
+   * where a number's header occurs twice, so text inside a stream is never taken for an object.
+   */
+  private checkBodies(): void {
+    for (const [revisionEnd, byNumber] of this.headersByRevision()) {
+      const repeated = [...byNumber].filter(([, offsets]) => offsets.length > 1).map(([num]) => num);
+      if (repeated.length === 0) continue;
+      const defined = this.topLevelObjects(byNumber);
+      for (const num of repeated) {
+        if ((defined.get(num) ?? 0) > 1) this.ambiguous(`object ${num} is defined twice in the revision body that ends at byte ${revisionEnd}`);
+      }
+    }
+  }
+
+  /** A stream's objects must not also be defined directly in the revision the stream belongs to. */
+  private checkStreamAgainstBody(streamNum: number, streamOffset: number, nums: Set<number>): void {
+    for (const [revisionEnd, byNumber] of this.headersByRevision()) {
+      if (streamOffset >= revisionEnd) continue;
+      const candidates = [...nums].filter((num) => byNumber.has(num));
+      if (candidates.length === 0) return;
+      const defined = this.topLevelObjects(byNumber);
+      for (const num of candidates) {
+        if (defined.has(num)) this.ambiguous(`object ${num} is defined both in object stream ${streamNum} and directly in the same revision body (which ends at byte ${revisionEnd})`);
+      }
+      return;
+    }
+  }
+
+  /**
+   * Object headers of this view, grouped by the revision body they lie in (keyed by the body's end),
+   * then by number. A body ends where its cross-reference section starts (after the header of an xref
+   * stream, which belongs to the body it closes) and at every %%EOF marker.
+   */
+  private headersByRevision(): Map<number, Map<number, number[]>> {
+    if (this.revisionHeaders) return this.revisionHeaders;
+    // An xref stream is itself an object of the body it closes. Revisions the chain skips (a /Prev
+    // that jumps back) are bodies of their own, split at their %%EOF markers.
+    const bounds = [
+      ...this.sectionOffsets.map((offset, i) => offset + (this.sectionKinds[i] === 'stream' ? 1 : 0)),
+      ...revisionEnds(this.data).map((r) => r.end),
+    ];
+    const ends = [...new Set(bounds.filter((end) => end < this.limit))].sort((a, b) => a - b);
+    ends.push(this.limit);
+    const out = new Map<number, Map<number, number[]>>();
+    let r = 0;
+    for (const header of objectHeaders(this.data)) {
+      if (header.offset >= this.limit) break;
+      while (header.offset >= ends[r]!) r++;
+      let byNumber = out.get(ends[r]!);
+      if (!byNumber) out.set(ends[r]!, (byNumber = new Map()));
+      const offsets = byNumber.get(header.num);
+      if (offsets) offsets.push(header.offset);
+      else byNumber.set(header.num, [header.offset]);
+    }
+    this.revisionHeaders = out;
+    return out;
+  }
+
+  /** How often each number is defined by a top-level object of one revision body (objects parsed in sequence). */
+  private topLevelObjects(byNumber: Map<number, number[]>): Map<number, number> {
+    const starts = [...byNumber.values()].flat().sort((a, b) => a - b);
+    const counts = new Map<number, number>();
+    let pos = 0;
+    for (const start of starts) {
+      if (start < pos) continue; // inside the previous object (stream data, a string)
+      try {
+        const parser = new PdfParser(this.data, start, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)));
+        const obj = parser.parseIndirectObject();
+        counts.set(obj.num, (counts.get(obj.num) ?? 0) + 1);
+        pos = parser.pos;
+      } catch {
+        pos = start + 1;
+      }
+    }
+    return counts;
   }
 
   private reconstruct(): { entries: Map<number, XrefEntry>; trailer: PdfDict } {
@@ -414,10 +586,14 @@ export class PdfView {
         const type = parser.readKeyword();
         if (typeof offset !== 'number' || typeof gen !== 'number') throw new PdfSyntaxError('bad xref entry');
         const num = first + i;
-        if (table.has(num)) continue;
-        if (type === 'n') table.set(num, { kind: 'offset', offset, gen });
-        else if (type === 'f') table.set(num, { kind: 'free' });
-        else throw new PdfSyntaxError('bad xref entry type');
+        if (type !== 'n' && type !== 'f') throw new PdfSyntaxError('bad xref entry type');
+        const entry: XrefEntry = type === 'n' ? { kind: 'offset', offset, gen } : { kind: 'free' };
+        const listed = table.get(num);
+        if (listed) {
+          if (num !== 0 && !sameEntry(listed, entry)) this.ambiguous(`a cross-reference table lists object ${num} twice`);
+          continue;
+        }
+        table.set(num, entry);
       }
     }
     throw new PdfSyntaxError('too many xref subsections');
@@ -435,6 +611,7 @@ export class PdfView {
     const rowLength = widths[0]! + widths[1]! + widths[2]!;
     if (rowLength === 0) throw new PdfSyntaxError('empty xref rows');
     let pos = 0;
+    const listed = new Map<number, XrefEntry>();
     const field = (width: number, fallback: number) => {
       if (width === 0) return fallback;
       let v = 0;
@@ -450,10 +627,15 @@ export class PdfView {
         const a = field(widths[1]!, 0);
         const b = field(widths[2]!, 0);
         const num = first + i;
-        if (entries.has(num)) continue;
-        if (type === 0) entries.set(num, { kind: 'free' });
-        else if (type === 1) entries.set(num, { kind: 'offset', offset: a, gen: b });
-        else if (type === 2) entries.set(num, { kind: 'compressed', stream: a, index: b });
+        const entry: XrefEntry | undefined = type === 0 ? { kind: 'free' } : type === 1 ? { kind: 'offset', offset: a, gen: b } : type === 2 ? { kind: 'compressed', stream: a, index: b } : undefined;
+        if (!entry) continue;
+        const before = listed.get(num);
+        if (before) {
+          if (num !== 0 && !sameEntry(before, entry)) this.ambiguous(`an xref stream lists object ${num} twice`);
+          continue;
+        }
+        listed.set(num, entry);
+        if (!entries.has(num)) entries.set(num, entry);
       }
     }
     return dict;

@@ -1,4 +1,4 @@
-import { PdfDict, PdfName, PdfRef, PdfStream, PdfString, type PdfValue } from './objects.js';
+import { PdfDict, PdfName, PdfRef, PdfStream, PdfString, pdfEqual, type PdfValue } from './objects.js';
 
 /** Thrown for syntax the parser cannot make sense of; callers treat the object as unreadable. */
 export class PdfSyntaxError extends Error {}
@@ -46,6 +46,9 @@ type Token = PdfValue | Keyword | { open: '<<' | '[' } | { close: '>>' | ']' };
 /** Resolves an indirect /Length while a stream is being read (the xref may already know it). */
 export type LengthResolver = (ref: PdfRef) => number | undefined;
 
+/** Told of syntax that readers resolve differently (a key repeated with another value). */
+export type AmbiguityReporter = (problem: string) => void;
+
 /**
  * A PDF object parser over a byte buffer. `base` maps positions to file offsets: it is 0 for
  * the file itself and -1 for decoded object-stream data (strings there have no file position).
@@ -59,6 +62,7 @@ export class PdfParser {
     readonly inFile = true,
     readonly limit = data.length,
     readonly resolveLength?: LengthResolver,
+    readonly reportAmbiguity?: AmbiguityReporter,
   ) {
     this.pos = start;
   }
@@ -262,7 +266,10 @@ export class PdfParser {
       const key = this.readName().name;
       this.skipWhitespace();
       if (atEnd()) continue; // a last key without a value: null, i.e. absent (§7.3.7)
-      entries.set(key, this.parseObject(depth + 1));
+      const value = this.parseObject(depth + 1);
+      // Readers differ on which value counts (qpdf and pdf.js keep the last; poppler searches sorted large dictionaries).
+      if (entries.has(key) && !pdfEqual(entries.get(key), value)) this.reportAmbiguity?.(`a dictionary repeats the key /${key} with another value`);
+      entries.set(key, value);
     }
     const dict = new PdfDict(entries);
     const save = this.pos;

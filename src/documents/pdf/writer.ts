@@ -126,13 +126,14 @@ const XREF_STREAM_WIDTHS = [1, 4, 2];
 /**
  * An incremental update of the document `view` shows (a view of the whole file, as the verifier
  * reads it). Objects are set by reference; replacing an existing object keeps its number and
- * generation (use view.refTo). Writes nothing until write().
+ * generation (use view.refTo). Writes nothing until write(), which refuses a file the view found
+ * ambiguous (view.ambiguities).
  */
 export class IncrementalWriter {
   private nextNumber: number;
   private readonly objects = new Map<number, { ref: PdfRef; value: PdfValue }>();
 
-  constructor(private readonly view: PdfView) {
+  constructor(readonly view: PdfView) {
     if (view.limit !== view.data.length) throw new PdfWriteError('an update is appended to the whole file, not to an earlier revision');
     if (view.reconstructed || view.startxref === undefined) throw new PdfWriteError('the file has no cross-reference section to append to');
     if (view.encryption) throw new PdfWriteError('encrypted files are not written');
@@ -158,6 +159,8 @@ export class IncrementalWriter {
    * output the caller needs, such as a signature's /Contents and /ByteRange.
    */
   write(track: Iterable<object> = []): WrittenUpdate {
+    // An update extends what the reader read; where readers disagree, it would extend a guess.
+    if (this.view.ambiguities.length > 0) throw new PdfWriteError(`the file can be read in more than one way: ${this.view.ambiguities[0]}`);
     const data = this.view.data;
     const sink = new Sink(new Set(track), new Map());
     const last = data[data.length - 1];

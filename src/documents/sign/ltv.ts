@@ -7,7 +7,7 @@ import { PdfDict, PdfRef, pdfDict, pdfName, pdfStream, withEntries, type PdfValu
 import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { signaturePlaceholders, signedBytes, writeWithByteRange } from './pdf/placeholder.js';
-import { readPdfStructure } from './pdf/structure.js';
+import { assertUnambiguous, readPdfStructure } from './pdf/structure.js';
 import { requestTimestamp, type TsaOptions } from '../pki/tsa-client.js';
 
 /**
@@ -102,6 +102,7 @@ function writeDss(pdf: Buffer, content: DssContent): Buffer {
   const dssRef = writer.allocate();
   writer.set(dssRef, pdfDict({ Type: pdfName('DSS'), Certs: certs, OCSPs: ocsps, CRLs: crls, VRI: new PdfDict(vri) }));
   writer.set(structure.rootRef, withEntries(structure.catalog, { DSS: dssRef }));
+  assertUnambiguous(view);
   return writer.write().bytes;
 }
 

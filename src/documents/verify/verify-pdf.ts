@@ -330,12 +330,31 @@ function attachArchivePoe(facts: SignatureFacts[]): void {
   }
 }
 
+/**
+ * A file that display readers could read otherwise than we did (documents/pdf `ambiguities`) is
+ * judged on no reading: every signature is TOTAL_FAILED/FORMAT_FAILURE.
+ */
+function refuseAmbiguousReading(facts: SignatureFacts[], ctx: EvaluationContext, warnings: string[]): void {
+  const views = [ctx.final, ...facts.map((f) => (f.byteRange.signedEnd === undefined ? undefined : ctx.signedView(f.byteRange.signedEnd)))];
+  const problems = [...new Set(views.flatMap((view) => (view ? view.ambiguities : [])))];
+  if (problems.length === 0) return;
+  const message = `the file can be read in more than one way (${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''}): poppler, qpdf or pdf.js may show other content than was checked`;
+  warnings.push(message);
+  for (const { report } of facts) {
+    if (!report.signed) continue;
+    report.indication = 'TOTAL_FAILED';
+    report.subIndication = 'FORMAT_FAILURE';
+    report.errors.unshift(message);
+  }
+}
+
 function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification }: Examination): VerifyReport {
   attachArchivePoe(facts);
   for (const fact of facts) {
     const allowed = applyModifications(fact, ctx, certification);
     decideIndication(fact, allowed, ctx.now);
   }
+  refuseAmbiguousReading(facts, ctx, warnings);
 
   const all = facts.map((f) => f.report);
   const signed = all.filter((s) => s.kind !== 'documentTimestamp');

@@ -1,6 +1,7 @@
 import { AppError, ErrorCode } from '../../../errors/app-error.js';
 import { PdfString, hexString } from '../../pdf/objects.js';
 import type { IncrementalWriter, WrittenUpdate } from '../../pdf/writer.js';
+import { assertUnambiguous } from './structure.js';
 
 /**
  * A signature's two placeholders: /Contents, a hex string of zeros reserving room for the CMS or
@@ -32,6 +33,7 @@ export interface SignedSpan {
  * signature dictionary holding `placeholders` must be one of the writer's objects.
  */
 export function writeWithByteRange(writer: IncrementalWriter, placeholders: SignaturePlaceholders): SignedSpan {
+  assertUnambiguous(writer.view);
   const written: WrittenUpdate = writer.write([placeholders.contents, placeholders.byteRange]);
   const pdf = written.bytes;
   const contents = written.spans.get(placeholders.contents)!;

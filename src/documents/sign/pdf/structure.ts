@@ -73,6 +73,17 @@ function pageSize(view: PdfView, page: PdfDict): { width: number; height: number
   return undefined;
 }
 
+/**
+ * Refuses a file that display readers could read otherwise than the reader did (verification would
+ * refuse the signed result as ambiguous). Call it after everything signing relies on was read.
+ */
+export function assertUnambiguous(view: PdfView): void {
+  const problems = view.ambiguities;
+  if (problems.length === 0) return;
+  throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
+    `The PDF can be read in more than one way (${problems.slice(0, 3).join('; ')}), so a signature could not say what it signs. Re-save the PDF with a PDF editor or qpdf and try again.`);
+}
+
 const noRoom = () => unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
   'The PDF has no usable cross-reference section to append a signature to (broken or missing startxref). Re-save or re-export the PDF and try again.');
 
@@ -92,25 +103,29 @@ export function readPdfStructure(input: Buffer): PdfStructure {
   }
   const root = view.trailer.get('Root');
   const catalog = view.catalog;
-  if (!(root instanceof PdfRef) || !catalog) throw invalidFile('The PDF has no document catalog; it cannot be signed. Re-export it and try again.');
   const { pages } = walkPageTree(view);
+  const signatureFields = findSignatureFields(view);
+  const fields = walkFields(view);
+  // Before judging what was read: an ambiguity can make an object vanish from one reading.
+  assertUnambiguous(view);
+  if (!(root instanceof PdfRef) || !catalog) throw invalidFile('The PDF has no document catalog; it cannot be signed. Re-export it and try again.');
   const pageRefs = pages.flatMap((p) => (p.num === undefined ? [] : [view.refTo(p.num)]));
   if (pages.length === 0) throw invalidFile('The PDF has no pages to sign.');
   if (pageRefs.length !== pages.length) throw invalidFile('The PDF page tree is broken (a page is not an indirect object); re-export the PDF and try again.');
-  const signatureFields = findSignatureFields(view);
-  const infoTitle = asText(view.resolve(view.dict(view.trailer.get('Info'))?.get('Title')));
-  return {
+  const structure: PdfStructure = {
     bytes: input,
     view,
     rootRef: view.refTo(root.num),
     catalog,
     pageRefs,
     firstPageSize: pageSize(view, pages[0]!.dict) ?? A4,
-    title: infoTitle,
-    fields: walkFields(view),
+    title: asText(view.resolve(view.dict(view.trailer.get('Info'))?.get('Title'))),
+    fields,
     signatureFields,
     signedFieldCount: signatureFields.filter((f) => f.value !== undefined && view.resolve(f.value) !== null && !isUnfilledSignature(view, f.value)).length,
     docMdpPermission: readDocMdp(view, catalog),
     pdfA: readPdfAIdentification(view, catalog),
   };
+  assertUnambiguous(view);
+  return structure;
 }
