@@ -14,6 +14,7 @@ import { ProblemSchema } from './http/problem.js';
 import { requestIdFactory } from './http/request-id.js';
 import { openApiOptions } from './http/openapi.js';
 import { installBodyBudget } from './http/body-budget.js';
+import { installClosedSchemas } from './http/closed-schemas.js';
 import { validatorCompilerFactory } from './http/validator-compiler.js';
 import { installJobContext } from './http/job-context.js';
 import { installJsonDepthCheck } from './http/json-depth.js';
@@ -80,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (draining) reply.header('connection', 'close');
   });
   installErrorHandling(app);
+  installClosedSchemas(app);
   installMetrics(app, services.metrics);
   installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
   installLimits(app, services.store, config.limits);
@@ -99,7 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     limits: { fileSize: config.limits.maxFileBytes, files: 10, fields: 20, fieldSize: config.limits.maxFieldBytes, parts: 30 },
     throwFileSizeLimit: true,
   });
-  installMultipartChecks(app, config.limits.maxFieldBytes);
+  installMultipartChecks(app, { maxFileBytes: config.limits.maxFileBytes, maxFieldBytes: config.limits.maxFieldBytes, fallbackBodyBytes: config.limits.maxJsonBytes });
   installJsonDepthCheck(app);
   installBodyBudget(app, config.limits.maxJsonBytes);
 

@@ -2,6 +2,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import { assertJsonDepth } from './json-depth.js';
+import { multipartBoundary, MultipartWatch, type LimitExceeded } from './multipart-watch.js';
 
 export interface UploadedFile {
   filename: string;
@@ -13,8 +14,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Uploaded file parts by field name. */
     uploadedFiles?: Record<string, UploadedFile>;
+    /** Why the multipart body was stopped while it arrived (a part or the body past its limit). */
+    multipartRefusal?: AppError;
   }
 }
+
+const malformed = () =>
+  new AppError(400, ErrorCode.VALIDATION_ERROR, 'The multipart body is malformed or ends before its closing boundary (a part was never terminated); send a complete multipart/form-data body.');
 
 /**
  * onFile hook for @fastify/multipart (attachFieldsToBody: 'keyValues'): buffers the part under
@@ -23,7 +29,15 @@ declare module 'fastify' {
  * Swagger UI need for a file picker) and still be validated by Ajv like any other field.
  */
 export async function rememberUploadedFile(this: FastifyRequest, part: MultipartFile): Promise<void> {
-  const data = await part.toBuffer();
+  let data: Buffer;
+  try {
+    data = await part.toBuffer();
+  } catch (err) {
+    if (this.multipartRefusal) throw this.multipartRefusal;
+    if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw err;
+    // busboy: "Part terminated early due to unexpected end of multipart data", and the like.
+    throw malformed();
+  }
   this.uploadedFiles ??= {};
   this.uploadedFiles[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, data };
   (part as unknown as { value: string }).value = part.filename || part.fieldname;
@@ -48,11 +62,63 @@ export function jsonField<T>(value: string | undefined, field: string): T | unde
   return parsed as T;
 }
 
-/** The fields a route's multipart body schema declares, when it declares them. */
-function declaredFields(request: FastifyRequest): Set<string> | undefined {
-  const schema = request.routeOptions.schema as { body?: { content?: Record<string, { schema?: { properties?: object } }> } } | undefined;
-  const properties = schema?.body?.content?.['multipart/form-data']?.schema?.properties;
-  return properties ? new Set(Object.keys(properties)) : undefined;
+/**
+ * The fields a route's multipart body schema declares: its `multipart/form-data` content entry, or a
+ * body schema the route only consumes as multipart (convert). None declared means none allowed.
+ */
+function declaredFields(request: FastifyRequest): Set<string> {
+  type ObjectSchema = { properties?: object };
+  const body = (request.routeOptions.schema as { body?: ObjectSchema & { content?: Record<string, { schema?: ObjectSchema }> } } | undefined)?.body;
+  const properties = body?.content ? body.content['multipart/form-data']?.schema?.properties : body?.properties;
+  return new Set(Object.keys(properties ?? {}));
+}
+
+const tooLarge = (what: LimitExceeded, maxFileBytes: number): AppError => {
+  const mb = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MB`;
+  if (what.kind === 'body') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts (${mb(what.limit)}); it was stopped there.`);
+  if (what.kind === 'file') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The file "${what.name}" is larger than ${mb(maxFileBytes)} (MAX_FILE_BYTES); it was stopped there.`);
+  return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart field "${what.name}" is larger than ${what.limit} bytes (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
+};
+
+/** After a refusal the rest of the body is not read: the connection closes this long after the answer. */
+const LINGER_MS = 500;
+
+/**
+ * Watches a multipart body while @fastify/multipart feeds it to busboy (see MultipartWatch): when a
+ * part or the whole body passes its limit, busboy is stopped with the 413, so the route answers at
+ * once, and the connection is closed after the answer instead of reading the rest of the upload.
+ */
+function watchMultipartBodies(app: FastifyInstance, limits: { maxFileBytes: number; maxFieldBytes: number; fallbackBodyBytes: number }): void {
+  app.addHook('onRequest', async (request) => {
+    const type = request.headers['content-type'];
+    if (!/^multipart\//i.test(type ?? '')) return;
+    const boundary = multipartBoundary(type);
+    if (!boundary) throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'The multipart Content-Type has no boundary parameter.');
+    const raw = request.raw;
+    const pipe = raw.pipe;
+    // @fastify/multipart pipes the request into busboy in its preValidation hook; the watch reads the
+    // same chunks from then on (a 'data' listener added earlier would start the flow before busboy).
+    raw.pipe = function <T extends NodeJS.WritableStream>(this: typeof raw, destination: T, options?: { end?: boolean }): T {
+      raw.pipe = pipe;
+      const onData = (chunk: Buffer) => watch.push(chunk);
+      const watch = new MultipartWatch(boundary, { fileBytes: limits.maxFileBytes, fieldBytes: limits.maxFieldBytes, bodyBytes: request.routeOptions.config?.bodyBudget ?? limits.fallbackBodyBytes }, (what) => {
+        request.multipartRefusal = tooLarge(what, limits.maxFileBytes);
+        raw.off('data', onData);
+        raw.unpipe(destination as unknown as NodeJS.WritableStream);
+        raw.pause();
+        (destination as unknown as { destroy(err: Error): void }).destroy(request.multipartRefusal);
+      });
+      raw.on('data', onData);
+      return pipe.call(raw, destination, options) as T;
+    };
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.multipartRefusal) return payload;
+    reply.header('connection', 'close');
+    // Destroying the request ends its connection (the answer has been written by then).
+    reply.raw.once('finish', () => setTimeout(() => request.raw.destroy(), LINGER_MS).unref());
+    return payload;
+  });
 }
 
 /**
@@ -60,14 +126,16 @@ function declaredFields(request: FastifyRequest): Set<string> | undefined {
  * and a text field that reached MULTIPART_FIELD_MAX_BYTES (busboy cuts it there silently) is 413,
  * never a silently shortened value.
  */
-export function installMultipartChecks(app: FastifyInstance, maxFieldBytes: number): void {
+export function installMultipartChecks(app: FastifyInstance, limits: { maxFileBytes: number; maxFieldBytes: number; fallbackBodyBytes: number }): void {
+  const { maxFieldBytes } = limits;
+  watchMultipartBodies(app, limits);
   app.addHook('preValidation', async (request) => {
     if (!request.isMultipart() || !request.body || typeof request.body !== 'object') return;
     const declared = declaredFields(request);
     for (const [name, value] of Object.entries(request.body as Record<string, unknown>)) {
       // File parts may be named freely (annotate's cid: images); the file limits bound them.
       const isFile = request.uploadedFiles?.[name] !== undefined;
-      if (!isFile && declared && !declared.has(name)) {
+      if (!isFile && !declared.has(name)) {
         throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${name}" is not part of this operation.`, { details: [{ field: `body.${name}`, issue: 'unknown field' }] });
       }
       if (!isFile && typeof value === 'string' && Buffer.byteLength(value) >= maxFieldBytes) {

@@ -10,7 +10,8 @@ export function openApiOptions(version: string): SwaggerOptions {
         description:
           'Stateless document processing: convert (DOCX→PDF, Markdown/HTML→DOCX/PDF), annotate DOCX templates, sign and verify. ' +
           'Nothing you send is stored. Get an API key with GET /v1/auth/register then GET /v1/auth/verify, and send it as `Authorization: Bearer <key>`. ' +
-          'Every error is application/problem+json (RFC 9457) with a stable `code`, or the same body as application/json when the Accept header prefers that.',
+          'Every error is application/problem+json (RFC 9457) with a stable `code`, or the same body as application/json when the Accept header prefers that. ' +
+          'Every operation takes exactly what it declares: an undeclared query parameter, body property or multipart field is refused with 400 VALIDATION_ERROR naming it (objects declare `additionalProperties`).',
       },
       servers: [{ url: '/' }],
       tags: [

@@ -17,7 +17,7 @@ import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from
 const AnnotateMultipartSchema = Type.Composite(
   [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema],
   // A union, not just binary: in generated TypeScript the index signature must also admit the declared text parts.
-  { additionalProperties: Type.Union([Type.String({ format: 'binary' }), Type.String()], { description: 'Image file parts referenced as cid:<part name>; other text parts are ignored' }) },
+  { additionalProperties: Type.Union([Type.String({ format: 'binary' }), Type.String()], { description: 'Image file parts, referenced from field values as cid:<part name>' }) },
 );
 
 const AnnotateQuery = Type.Object(

@@ -80,14 +80,14 @@ beforeAll(async () => {
   };
   const ports = await Promise.all([freePort(), freePort(), freePort()]);
   // Started one after the other: three office pools starting at once on 2 cores are slower than in turn.
-  for (const [i, port] of ports.entries()) services.push(await startService({ name: `replica-${'abc'[i]}`, port, env }));
+  for (const [i, port] of ports.entries()) services.push(await startService({ name: `replica-${'abc'[i]}`, port, env, readyTimeoutMs: 180_000 }));
   // max_fails=0: a stopped replica stays in the rotation, so every request that meets it shows its retry.
   nginx = await startNginx(path.join(dir, 'nginx'), await freePort(), ports, { serverParameters: 'max_fails=0' });
   fixtures = loadFixtures();
   laneKeys = await storeKeys(redisUrl, TRAFFIC_LANES * KEYS_PER_LANE);
   drainKey = (await storeKeys(redisUrl, 1))[0]!;
   fixtures.signedPdf = await signedPdfFrom(nginx.base, laneKeys[0]!, fixtures);
-}, 180_000);
+}, 600_000);
 
 afterAll(async () => {
   await nginx?.stop();

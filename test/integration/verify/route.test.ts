@@ -149,7 +149,7 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect(body.signatures.at(-1)).toMatchObject({ signed: true, intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED', subIndication: null });
   });
 
-  it('takes back exactly the document object POST /v1/sign returns, and ignores unknown top-level properties such as eventId', async () => {
+  it('takes back exactly the document object POST /v1/sign returns, with a SuperDoc eventId; other properties are refused', async () => {
     const sign = await app.inject({
       method: 'POST',
       url: '/v1/sign',
@@ -159,9 +159,13 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect(sign.statusCode, sign.body).toBe(200);
     const { document } = sign.json();
     expect(Object.keys(document).sort()).toEqual(['base64', 'contentType']);
-    const res = await postJson({ document, eventId: 'evt-42', somethingElse: { nested: true } });
+    const res = await postJson({ document, eventId: 'evt-42' });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().valid).toBe(true);
+    // One rule on every route: what the operation does not declare is refused, naming it.
+    const extra = await postJson({ document, eventId: 'evt-42', somethingElse: { nested: true } });
+    expect(extra.statusCode).toBe(400);
+    expect(extra.json().details).toContainEqual({ field: 'body.somethingElse', issue: 'unknown property "somethingElse"' });
     // Inside `document`, unknown properties are still refused: a typo there would lose the input.
     expect((await postJson({ document: { base64: document.base64, contenttype: 'application/pdf' } })).statusCode).toBe(400);
   });

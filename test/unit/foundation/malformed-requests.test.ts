@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outputFilename } from '../../../src/http/document-reply.js';
-import { issueTestKey } from '../../support/api-key.js';
+import { issueTestKey, multipart } from '../../support/api-key.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 
 /** Malformed requests get a 4xx problem, never a 500; answers stay readable whatever the upload's name. */
@@ -56,6 +56,74 @@ describe('multipart bodies are bounded', () => {
     } finally {
       await small.app.close();
     }
+  });
+});
+
+describe('malformed and oversized multipart bodies', () => {
+  const boundary = 'XyZboundary';
+  const post = (url: string, payload: string | Buffer, app = t.app, apiKey = key, type = `multipart/form-data; boundary=${boundary}`) =>
+    app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${apiKey}`, 'content-type': type }, payload });
+
+  it.each(['/v1/convert', '/v1/annotate', '/v1/sign', '/v1/verify'])('%s: a file part that is never terminated is 400, not 500', async (url) => {
+    const unterminated = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.docx"\r\nContent-Type: application/octet-stream\r\n\r\nPK\x03\x04abcdef`;
+    for (const payload of [unterminated, `${unterminated}\r\n--${boundary}\r\n`]) {
+      const res = await post(url, payload);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+    const noBoundary = await post(url, 'x', t.app, key, 'multipart/form-data');
+    expect(noBoundary.statusCode).toBe(400);
+  });
+
+  it('a part past its limit is refused while it arrives: the answer comes before the client has sent the rest', async () => {
+    const small = await buildTestApp({ API_KEY_PEPPER: 'malformed-pepper-0123456789', MAX_FILE_BYTES: String(1024 * 1024), MULTIPART_FIELD_MAX_BYTES: '65536', MAX_JSON_BYTES: String(1024 ** 3) });
+    try {
+      const smallKey = await issueTestKey(small.app, 'stream@example.com');
+      await small.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = small.app.server.address() as import('node:net').AddressInfo;
+      const { request } = await import('node:http');
+      /** Streams a part of `total` bytes; resolves with the answer and how much had been sent when it came. */
+      const stream = (head: string, total: number) =>
+        new Promise<{ status: number; body: string; sentWhenAnswered: number }>((resolve, reject) => {
+          let sent = 0;
+          let sentWhenAnswered = -1;
+          const req = request({ port, method: 'POST', path: '/v1/sign', headers: { authorization: `Bearer ${smallKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } }, (res) => {
+            sentWhenAnswered = sent;
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode!, body, sentWhenAnswered }));
+          });
+          req.on('error', (err) => (sentWhenAnswered >= 0 ? undefined : reject(err)));
+          const chunk = Buffer.alloc(64 * 1024, 0x61);
+          const pump = () => {
+            while (sentWhenAnswered < 0 && sent < total) {
+              sent += chunk.length;
+              if (!req.write(chunk)) return void req.once('drain', pump);
+            }
+            if (sent >= total) req.end();
+          };
+          req.write(`--${boundary}\r\n${head}\r\n\r\n`);
+          pump();
+        });
+      const field = await stream('Content-Disposition: form-data; name="signer"', 256 * 1024 * 1024);
+      expect(field.status).toBe(413);
+      expect(JSON.parse(field.body)).toMatchObject({ code: 'FILE_TOO_LARGE', detail: expect.stringContaining('"signer"') });
+      const file = await stream('Content-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf', 256 * 1024 * 1024);
+      expect(file.status).toBe(413);
+      expect(JSON.parse(file.body).detail).toContain('"file" is larger than 1 MB');
+      console.log(`malformed: 413 after ${field.sentWhenAnswered} bytes of a 256 MB field (limit 64 KB), ${file.sentWhenAnswered} bytes of a 256 MB file (limit 1 MB)`);
+      // Socket buffers hold a few MB at most: the 256 MB were never all sent.
+      expect(field.sentWhenAnswered).toBeLessThan(32 * 1024 * 1024);
+      expect(file.sentWhenAnswered).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      await small.app.close();
+    }
+  }, 60_000);
+
+  it('convert refuses text fields it does not declare, like every other operation', async () => {
+    const res = await multipartPost('/v1/convert', { notAField: 'x' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unknown field' }] });
   });
 });
 
@@ -190,5 +258,56 @@ describe('GET / and /documentation (as SuperDoc has them)', () => {
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('/docs');
     expect((await t.app.inject({ method: 'GET', url: '/docs' })).statusCode).toBeLessThan(400);
+  });
+});
+
+describe('every operation takes exactly what it declares', () => {
+  const bearer = () => ({ authorization: `Bearer ${key}` });
+  it('an undeclared query parameter is 400 naming it, on every route', async () => {
+    const cases: [string, string][] = [
+      ['GET', '/v1/health?verbose=1'],
+      ['GET', '/v1/health/ready?x=1'],
+      ['GET', '/v1/verify/key?format=pem'],
+      ['GET', '/v1/auth/register?email=a@example.com&lang=en'],
+      ['POST', '/v1/verify?strict=true'],
+      ['POST', '/v1/sign?level=B-B&visible=1'],
+      ['POST', '/v1/convert?to=pdf&landscape=true'],
+      ['POST', '/v1/annotate?to=docx&flatten=1'],
+      ['DELETE', '/v1/auth/key?all=1'],
+      ['GET', '/?pretty=1'],
+    ];
+    // Bodies that pass validation, so the query is what is refused (Fastify validates the body first).
+    const document = { base64: Buffer.from('%PDF-1.4').toString('base64') };
+    const bodies: Record<string, unknown> = { '/v1/verify': { document }, '/v1/sign': { document }, '/v1/annotate': { document, fields: [] } };
+    const upload = await multipart({ file: { data: Buffer.from('# Title'), filename: 'a.md' } });
+    for (const [method, url] of cases) {
+      const path = url.split('?')[0]!;
+      const payload = path === '/v1/convert' ? { payload: upload.payload } : method === 'POST' ? { payload: JSON.stringify(bodies[path]) } : {};
+      const type = path === '/v1/convert' ? upload.contentType : 'application/json';
+      const res = await t.app.inject({ method: method as 'GET', url, headers: { ...bearer(), ...(method === 'POST' ? { 'content-type': type } : {}) }, ...payload });
+      const param = new URL(url, 'http://x').searchParams;
+      const unknown = [...param.keys()].at(-1)!;
+      expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(400);
+      expect(res.json().details ?? [], `${url}: ${res.body}`).toContainEqual({ field: `querystring.${unknown}`, issue: `unknown property "${unknown}"` });
+    }
+  });
+
+  it('an undeclared JSON body property is 400 naming it, at the top level and inside', async () => {
+    const signed = { base64: Buffer.from('%PDF-1.4').toString('base64'), contentType: 'application/pdf' };
+    const bodies: [string, unknown, string][] = [
+      ['/v1/verify', { document: signed, eventId: 'evt-1', strict: true }, 'body.strict'],
+      ['/v1/verify', { document: { ...signed, name: 'a.pdf' } }, 'body.document'],
+      ['/v1/sign', { document: signed, signer: { name: 'Ann Lee', email: 'a@example.com' }, auditTrail: [{ type: 'submit', timestamp: '2026-01-01T00:00:00Z' }], visible: true }, 'body.visible'],
+      ['/v1/annotate', { document: signed, fields: [], flatten: true }, 'body.flatten'],
+      ['/v1/auth/key/rotate', { reason: 'leak' }, 'body.reason'],
+    ];
+    for (const [url, body, field] of bodies) {
+      const res = await t.app.inject({ method: 'POST', url, headers: { ...bearer(), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(400);
+      expect(res.json().details.map((d: { field: string }) => d.field).join(' '), url).toContain(field);
+    }
+    // What docproc answers ({base64, contentType}) and SuperDoc's eventId are declared, so they pass validation.
+    const ok = await t.app.inject({ method: 'POST', url: '/v1/verify', headers: { ...bearer(), 'content-type': 'application/json' }, payload: JSON.stringify({ document: signed, eventId: 'evt-1' }) });
+    expect(ok.json().code).not.toBe('VALIDATION_ERROR');
   });
 });

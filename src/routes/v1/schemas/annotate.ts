@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DocumentContentType } from './document.js';
 import { annotateDataPartExample, annotateFieldsPartExample } from './examples.js';
 
 /**
@@ -64,8 +65,8 @@ export const AnnotateFieldSchema = Type.Unsafe<Static<typeof AnnotateFieldByIdSc
 export const AnnotateFieldsSchema = Type.Array(AnnotateFieldSchema, { maxItems: 5000 });
 
 export const AnnotateDocumentSchema = Type.Union([
-  Type.Object({ base64: Type.String({ minLength: 1, description: 'The DOCX template, base64-encoded.' }) }),
-  Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the DOCX template (http/https).' }) }),
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The DOCX template, base64-encoded.' }), contentType: DocumentContentType }),
+  Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the DOCX template (http/https).' }), contentType: DocumentContentType }),
 ]);
 
 export const AnnotateJsonBodySchema = Type.Object({

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DocumentContentType } from './document.js';
 import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './examples.js';
 import { StringEnum } from './string-enum.js';
 
@@ -61,8 +62,8 @@ export const AuditCertificateOptionSchema = Type.Object(
 );
 
 export const SignDocumentSchema = Type.Union([
-  Type.Object({ base64: Type.String({ minLength: 1, description: 'The PDF or DOCX, base64-encoded.' }) }),
-  Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the PDF or DOCX (http/https).' }) }),
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The PDF or DOCX, base64-encoded.' }), contentType: DocumentContentType }),
+  Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the PDF or DOCX (http/https).' }), contentType: DocumentContentType }),
 ]);
 
 export const SignP12Schema = Type.Object(

@@ -1,26 +1,25 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DocumentContentType } from './document.js';
 
 /**
  * Request/response schemas of POST /v1/verify. The response mirrors VerifyReport from
  * src/documents/verify/types.ts (a unit test checks engine output against VerifyResponseSchema).
  */
-/** Exactly what POST /v1/sign returns (`{base64, contentType}`) is accepted back. */
-const ContentType = Type.Optional(Type.String({ maxLength: 255, description: 'Media type of the document, as POST /v1/sign returns it; the service detects the type from the bytes.' }));
 
 export const VerifyDocumentSchema = Type.Union([
-  Type.Object({ base64: Type.String({ minLength: 1, description: 'The signed PDF or DOCX, base64-encoded.' }), contentType: ContentType }, { additionalProperties: false }),
+  Type.Object({ base64: Type.String({ minLength: 1, description: 'The signed PDF or DOCX, base64-encoded.' }), contentType: DocumentContentType }, { additionalProperties: false }),
   Type.Object(
-    { url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the signed PDF or DOCX (http/https).' }), contentType: ContentType },
+    { url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the signed PDF or DOCX (http/https).' }), contentType: DocumentContentType },
     { additionalProperties: false },
   ),
 ]);
 
 export const VerifyJsonBodySchema = Type.Object(
-  { document: VerifyDocumentSchema },
   {
-    additionalProperties: true,
-    description: 'JSON body; other top-level properties (e.g. a SuperDoc `eventId`) are ignored. Alternatively send multipart/form-data with the PDF or DOCX in a `file` part.',
+    document: VerifyDocumentSchema,
+    eventId: Type.Optional(Type.String({ maxLength: 255, description: 'Your identifier for this event, as SuperDoc clients send it; not used.' })),
   },
+  { description: 'JSON body. Alternatively send multipart/form-data with the PDF or DOCX in a `file` part.' },
 );
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
