@@ -78,8 +78,15 @@ export class NumberingRegistry {
       abstracts.push(continuationXml(0));
       nums.push(`<w:num w:numId="${CONTINUATION_ID}"><w:abstractNumId w:val="0"/></w:num>`);
     }
+    // Lists with the same kind, level, start and numbering have the same levels: built once.
+    const built = new Map<string, string>();
     this.lists.forEach((def, index) => {
-      const levels = Array.from({ length: MAX_LIST_LEVELS }, (_, ilvl) => levelXml(def, ilvl)).join('');
+      const key = `${def.ordered}|${def.level}|${def.start}|${def.format}`;
+      let levels = built.get(key);
+      if (levels === undefined) {
+        levels = Array.from({ length: MAX_LIST_LEVELS }, (_, ilvl) => levelXml(def, ilvl)).join('');
+        built.set(key, levels);
+      }
       const abstractId = index + 1;
       abstracts.push(
         `<w:abstractNum w:abstractNumId="${abstractId}"><w:multiLevelType w:val="hybridMultilevel"/>${levels}</w:abstractNum>`,
