@@ -10,7 +10,7 @@ afterAll(() => pool.close());
 
 describe('verifyPdf worker task', () => {
   it('returns the report from a Piscina worker and carries AppErrors across', async () => {
-    const pdf = new Uint8Array(readFileSync(`${CORPUS_DIR}/pdf-signed/signpdf-signed.pdf`));
+    const pdf = new Uint8Array(readFileSync(`${CORPUS_DIR}/pdf-signed/verifypdf-25-certificado-firmado.pdf`));
     const report = await pool.run<unknown, VerifyReport>('verifyPdf', { pdf, trustRoots: [] });
     expect(report.signatures[0]).toMatchObject({ intact: true, cryptoValid: true, subIndication: 'NO_CERTIFICATE_CHAIN_FOUND' });
     await expect(pool.run('verifyPdf', { pdf: new Uint8Array([1, 2, 3]), trustRoots: [] })).rejects.toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400 });

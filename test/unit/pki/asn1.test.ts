@@ -165,7 +165,7 @@ describe('signed attributes are checked over their DER encoding (RFC 5652 §5.4)
 
   it('attributes sent out of DER order and signed as sent: TOTAL_FAILED/HASH_FAILURE, saying why', () => {
     const sig = verdict('signed-as-sent');
-    expect(sig).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'HASH_FAILURE', intact: false });
+    expect(sig).toMatchObject({ indication: 'TOTAL_FAILED', subIndication: 'HASH_FAILURE', intact: true, cryptoValid: false });
     expect(sig.errors.join(' ')).toMatch(/not DER-encoded/);
   });
 

@@ -39,8 +39,12 @@ export interface CmsCheck {
   /** Names an algorithm that verified but is too weak to pass (SHA-1, short RSA keys). */
   weakAlgorithm?: string;
   intact: boolean;
-  /** Why `intact` is false other than a digest mismatch (signed attributes that are not DER). */
-  digestProblem?: string;
+  /**
+   * Set when the signature verifies only over a non-DER transmission of the signed attributes
+   * (`cryptoValid` is false: RFC 5652 §5.4 signs their DER encoding). OpenSSL, NSS and pyHanko
+   * accept such signatures, EU DSS (BouncyCastle) reports HASH_FAILURE.
+   */
+  nonDerAttributes?: string;
   /** True when the message-digest attribute was compared with the content's digest (`intact` is meaningful). */
   digestCompared?: boolean;
   cryptoValid: boolean;
@@ -237,8 +241,7 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
       const der = derEncoding(decodeBer(transmitted).result);
       check.cryptoValid = !!der && verifySignature(scheme, key, der, check.signatureValue);
       if (!check.cryptoValid && !(der && sameBytes(der, transmitted)) && verifySignature(scheme, key, transmitted, check.signatureValue)) {
-        check.intact = false;
-        check.digestProblem = 'the signature covers signed attributes that are not DER-encoded (their SET is not in DER order or not in its shortest form): RFC 5652 requires the DER encoding';
+        check.nonDerAttributes = 'the signature covers signed attributes that are not DER-encoded (their SET is not in DER order or not in its shortest form): RFC 5652 requires the DER encoding';
       }
     }
   } else if (check.signerCert) {

@@ -43,7 +43,8 @@ export function decideIndication(facts: SignatureFacts, changesAllowed: boolean,
   if (cms?.unsupportedAlgorithm) return fail('INDETERMINATE', 'CRYPTO_CONSTRAINTS_FAILURE_NO_POE', `unsupported algorithm: ${cms.unsupportedAlgorithm}`);
   if (!facts.signerCert) return fail('INDETERMINATE', 'NO_SIGNING_CERTIFICATE_FOUND', 'the signature carries no signer certificate');
   if (cms?.structureError) return fail('TOTAL_FAILED', 'FORMAT_FAILURE', cms.structureError);
-  if (!report.intact) return fail('TOTAL_FAILED', 'HASH_FAILURE', cms?.digestProblem ?? altered());
+  if (!report.intact) return fail('TOTAL_FAILED', 'HASH_FAILURE', altered());
+  if (cms?.nonDerAttributes) return fail('TOTAL_FAILED', 'HASH_FAILURE', cms.nonDerAttributes);
   if (!report.cryptoValid) return fail('TOTAL_FAILED', 'SIG_CRYPTO_FAILURE', 'the signature value does not verify with the signer certificate');
   if (!changesAllowed) {
     report.errors.unshift(`the document was changed after signing in a way that is not allowed (${report.modificationsAfter})`);
