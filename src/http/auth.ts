@@ -22,9 +22,9 @@ export function isPublicRoute(request: FastifyRequest): boolean {
 
 export const unauthorized = (message: string) => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, message);
 
-export function bearerToken(request: FastifyRequest): string {
+export function bearerToken(request: FastifyRequest, missing = 'Missing API key: send "Authorization: Bearer <key>" (get a key from /v1/auth/register).'): string {
   const header = request.headers.authorization;
-  if (!header) throw unauthorized('Missing API key: send "Authorization: Bearer <key>" (get a key from /v1/auth/register).');
+  if (!header) throw unauthorized(missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw unauthorized('Malformed Authorization header: expected "Bearer <key>".');
   return match[1];
@@ -48,23 +48,28 @@ export interface FailureLimit {
 }
 
 /**
- * Bearer-key check for every route not marked `config: { public: true }`. Requests without a
- * valid key are counted per client IP (a shared bucket across replicas), so guessing keys is
- * rate-limited like any other traffic: past the limit the answer is 429 instead of 401.
+ * Runs a credential check; a 401 it throws is counted per client IP (one bucket for API keys and the
+ * metrics token, shared across replicas), so guessing credentials is rate-limited like any other
+ * traffic: past the limit the answer is 429 instead of 401.
  */
+export async function countingFailures<T>(request: FastifyRequest, store: Store, failures: FailureLimit, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    const hit = await store.hit(`authfail:ip:${request.ip}`, failures.windowSeconds);
+    if (hit.count > failures.max) {
+      const retry = String(Math.max(1, Math.ceil(hit.resetMs / 1000)));
+      throw new AppError(429, ErrorCode.RATE_LIMIT_ERROR, `Too many requests without valid credentials from this address; retry after ${retry} s.`, { headers: { 'retry-after': retry } });
+    }
+    throw err;
+  }
+}
+
+/** Bearer-key check for every route not marked `config: { public: true }`, its failures counted per client. */
 export function installAuth(app: FastifyInstance, store: Store, pepper: string, failures: FailureLimit) {
   app.addHook('onRequest', async (request) => {
     if (isPublicRoute(request)) return;
-    try {
-      request.apiKeyId = await authenticate(request, store, pepper);
-    } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 401) throw err;
-      const hit = await store.hit(`authfail:ip:${request.ip}`, failures.windowSeconds);
-      if (hit.count > failures.max) {
-        const retry = String(Math.max(1, Math.ceil(hit.resetMs / 1000)));
-        throw new AppError(429, ErrorCode.RATE_LIMIT_ERROR, `Too many requests without a valid API key from this address; retry after ${retry} s.`, { headers: { 'retry-after': retry } });
-      }
-      throw err;
-    }
+    request.apiKeyId = await countingFailures(request, store, failures, () => authenticate(request, store, pepper));
   });
 }
