@@ -12,6 +12,7 @@ import { loggerOptions } from './http/logging.js';
 import { installMetrics } from './http/metrics.js';
 import { ProblemSchema } from './http/problem.js';
 import { requestIdFactory } from './http/request-id.js';
+import { installRequestDeadline } from './http/request-deadline.js';
 import { openApiOptions } from './http/openapi.js';
 import { installBodyBudget } from './http/body-budget.js';
 import { installClosedSchemas } from './http/closed-schemas.js';
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  installRequestDeadline(app, config.limits.requestTimeoutMs);
   app.addHook('onSend', async (_request, reply) => {
     if (draining) reply.header('connection', 'close');
   });

@@ -8,7 +8,10 @@ declare module 'fastify' {
   }
 }
 
-/** Gives every request the JobContext the pools use for fair queueing and for dropping abandoned work. */
+/**
+ * Gives every request the JobContext the pools use for fair queueing and for dropping abandoned
+ * work: its signal aborts when the client goes away unanswered or the request's deadline passes.
+ */
 export function installJobContext(app: FastifyInstance): void {
   app.decorateRequest('job', undefined as unknown as JobContext);
   app.addHook('onRequest', async (request, reply) => {
@@ -16,6 +19,7 @@ export function installJobContext(app: FastifyInstance): void {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) gone.abort();
     });
-    request.job = { caller: request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`, signal: gone.signal };
+    const signal = request.deadline ? AbortSignal.any([gone.signal, request.deadline]) : gone.signal;
+    request.job = { caller: request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`, signal };
   });
 }
