@@ -48,13 +48,15 @@ export interface Config {
     requestTimeoutMs: number;
   };
   /** memoryMb: heap ceiling of each worker thread (WORKER_MEMORY_MB); see the README's memory budget. */
-  workers: { threads: number; maxQueue: number; taskTimeoutMs: number; memoryMb: number };
+  workers: { threads: number; maxQueue: number; taskTimeoutMs: number; queueWaitMs: number; memoryMb: number };
   office: {
     enabled: boolean;
     /** Run LibreOffice without its bubblewrap jail where the jail cannot be set up (default false: refuse to start). */
     allowUnjailed: boolean;
     poolSize: number;
     maxQueue: number;
+    /** QUEUE_WAIT_MS: how long a conversion may wait for a process (503 + Retry-After past it). */
+    queueWaitMs: number;
     convertTimeoutMs: number;
     maxJobsPerProcess: number;
     maxRssBytes: number;
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
       threads: readInt(env, 'WORKER_THREADS', cpus, 1, 256),
       maxQueue: readInt(env, 'WORKER_MAX_QUEUE', 64, 1, 100_000),
       taskTimeoutMs: readInt(env, 'WORKER_TASK_TIMEOUT_MS', 60_000, 100),
+      queueWaitMs: readInt(env, 'QUEUE_WAIT_MS', 30_000, 100),
       memoryMb: readInt(env, 'WORKER_MEMORY_MB', 256, 32, 16_384),
     },
     office: {
@@ -218,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowUnjailed: readBool(env, 'OFFICE_ALLOW_UNJAILED', false),
       poolSize: readInt(env, 'OFFICE_POOL_SIZE', cpus, 1, 64),
       maxQueue: readInt(env, 'OFFICE_MAX_QUEUE', 32, 0, 10_000),
+      queueWaitMs: readInt(env, 'QUEUE_WAIT_MS', 30_000, 100),
       convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),
       maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 1000, 1),
       maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 64) * 1024 * 1024,

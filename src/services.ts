@@ -91,6 +91,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
         maxJobsPerProcess: config.office.maxJobsPerProcess,
         maxRssBytes: config.office.maxRssBytes,
         maxQueue: config.office.maxQueue,
+        queueWaitMs: config.office.queueWaitMs,
         handleSignals: false,
       })
     : undefined;

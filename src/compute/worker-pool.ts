@@ -13,8 +13,10 @@ import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 export interface WorkerPoolOptions {
   threads: number;
   maxQueue: number;
-  /** A task running longer is aborted (its thread is terminated and replaced): 504. Default 60 s. */
+  /** A task running longer (counted from when it starts) is aborted, its thread terminated and replaced: 504. Default 60 s. */
   taskTimeoutMs?: number;
+  /** A task waiting longer for a thread is refused with 503 + Retry-After (its own limit, apart from the run time). Default 30 s. */
+  queueWaitMs?: number;
   /**
    * Heap ceiling of one worker thread (V8 old generation), in MB. A task that needs more ends its
    * own thread only: the caller gets 422 DOCUMENT_TOO_COMPLEX and Piscina starts a fresh thread.
@@ -52,6 +54,7 @@ interface Waiter {
 export class WorkerPool {
   private readonly piscina: Piscina;
   private readonly taskTimeoutMs: number;
+  private readonly queueWaitMs: number;
   private readonly memoryMb: number | undefined;
   private readonly threads: number;
   private readonly waiting: FairQueue<Waiter>;
@@ -60,6 +63,7 @@ export class WorkerPool {
 
   constructor(options: WorkerPoolOptions) {
     this.taskTimeoutMs = options.taskTimeoutMs ?? 60_000;
+    this.queueWaitMs = options.queueWaitMs ?? 30_000;
     this.memoryMb = options.memoryMb;
     this.threads = options.threads;
     this.waiting = new FairQueue(options.maxQueue);
@@ -74,13 +78,16 @@ export class WorkerPool {
     });
   }
 
-  /** Runs a task for `job`'s caller: 503 when the queue is full, 504 past the deadline (counted from now). */
+  /**
+   * Runs a task for `job`'s caller: 503 + Retry-After when the queue is full or no thread frees up
+   * within queueWaitMs, 504 when the task itself runs past taskTimeoutMs (counted from its start, so
+   * callers queued behind a slow task are not charged for it).
+   */
   async run<I, O>(task: string, input: I, job?: JobContext): Promise<O> {
-    const deadline = AbortSignal.timeout(this.taskTimeoutMs);
-    await this.admit(job, deadline);
+    await this.admit(job, AbortSignal.timeout(this.queueWaitMs));
     let envelope: TaskEnvelope<O>;
     try {
-      envelope = (await this.piscina.run({ task, input }, { signal: deadline })) as TaskEnvelope<O>;
+      envelope = (await this.piscina.run({ task, input }, { signal: AbortSignal.timeout(this.taskTimeoutMs) })) as TaskEnvelope<O>;
     } catch (err) {
       if (this.closing) throw serviceBusy('The task was stopped because this instance is shutting down; retry on another instance.', 1);
       if (err instanceof Error && /queue is at limit|no task queue available/i.test(err.message)) {
@@ -103,7 +110,7 @@ export class WorkerPool {
     for (const waiter of this.waiting.drain()) waiter.refuse(serviceBusy('The service is shutting down; retry on another instance.', 1));
   }
 
-  private admit(job: JobContext | undefined, deadline: AbortSignal): Promise<void> {
+  private admit(job: JobContext | undefined, waitLimit: AbortSignal): Promise<void> {
     if (job?.signal?.aborted) return Promise.reject(callerGone());
     if (this.running < this.threads && this.waiting.size === 0) {
       this.running++;
@@ -113,10 +120,11 @@ export class WorkerPool {
     return new Promise<void>((resolve, reject) => {
       const leave = () => {
         job?.signal?.removeEventListener('abort', onGone);
-        deadline.removeEventListener('abort', onDeadline);
+        waitLimit.removeEventListener('abort', onWaitedTooLong);
       };
       const onGone = () => this.waiting.remove(caller, waiter) && waiter.refuse(callerGone());
-      const onDeadline = () => this.waiting.remove(caller, waiter) && waiter.refuse(this.timedOut());
+      const onWaitedTooLong = () =>
+        this.waiting.remove(caller, waiter) && waiter.refuse(serviceBusy(`No document worker became free within ${Math.round(this.queueWaitMs / 1000)} s; retry shortly.`, 5));
       const waiter: Waiter = {
         caller,
         admit: () => {
@@ -133,7 +141,7 @@ export class WorkerPool {
       if (!admission.admitted) return reject(serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2));
       admission.shed?.refuse(serviceBusy('All document workers are busy with this key’s other documents; retry shortly.', 2));
       job?.signal?.addEventListener('abort', onGone, { once: true });
-      deadline.addEventListener('abort', onDeadline, { once: true });
+      waitLimit.addEventListener('abort', onWaitedTooLong, { once: true });
     });
   }
 

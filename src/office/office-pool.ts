@@ -35,6 +35,8 @@ export interface OfficePoolOptions {
   handleSignals?: boolean;
   /** Jobs allowed to wait for a free process; beyond it convert() throws 503 (default size * 16). */
   maxQueue?: number;
+  /** How long a job may wait for a free process before 503 + Retry-After (default 30000); its run has timeoutMs from its start. */
+  queueWaitMs?: number;
   /** Deadline for one process to start and answer (default 60000). */
   startTimeoutMs?: number;
   /** Longest wait between start attempts of a process that does not come up (default 30000). */
@@ -118,6 +120,7 @@ interface QueuedJob {
 
 const DEFAULTS = {
   timeoutMs: 60_000,
+  queueWaitMs: 30_000,
   maxJobsPerProcess: 1000,
   syncIoMaxBytes: 1024 * 1024,
   maxRssBytes: 1024 * 1024 * 1024,
@@ -170,6 +173,7 @@ const SIGNAL_GUARDS = new WeakSet<(...args: never[]) => void>();
 export class OfficePool extends EventEmitter<OfficePoolEvents> {
   readonly size: number;
   private readonly timeoutMs: number;
+  private readonly queueWaitMs: number;
   private readonly maxJobsPerProcess: number;
   private readonly syncIoMaxBytes: number;
   private readonly maxRssBytes: number;
@@ -204,6 +208,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     super();
     this.size = Math.max(1, options.size ?? os.cpus().length);
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.queueWaitMs = options.queueWaitMs ?? DEFAULTS.queueWaitMs;
     this.maxJobsPerProcess = options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess;
     this.syncIoMaxBytes = options.syncIoMaxBytes ?? DEFAULTS.syncIoMaxBytes;
     this.maxRssBytes = options.maxRssBytes ?? DEFAULTS.maxRssBytes;
@@ -468,7 +473,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
         },
         timer: setTimeout(() => {
           if (this.queue.remove(caller, job)) job.reject(serviceBusy('No document converter became free in time; retry later.', this.retryAfterSeconds()));
-        }, this.timeoutMs),
+        }, this.queueWaitMs),
       };
       const admission = this.queue.push(caller, job);
       if (!admission.admitted) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { AppError } from '../../../src/errors/app-error.js';
 
-// The deadline counts from submission; 15 s leaves room (even on a loaded machine) for a fresh thread to load the tasks.
+// The deadline counts from the task's start; 15 s leaves room (even on a loaded machine) for a fresh thread to load the tasks.
 const pool = new WorkerPool({ threads: 1, maxQueue: 1, taskTimeoutMs: 15_000 });
 beforeAll(() => pool.run('ping', { at: 0 }));
 afterAll(() => pool.close());
@@ -61,6 +61,35 @@ describe('worker pool fairness and abandoned tasks', () => {
       await fair.close();
     }
   });
+
+  it('a task queued behind a slow one gets its whole deadline from its own start; waiting has its own limit (503 + Retry-After)', async () => {
+    // Deadlines long enough for a fresh thread to load the tasks on a loaded machine (the first ping).
+    const queued = new WorkerPool({ threads: 1, maxQueue: 5, taskTimeoutMs: 20_000, queueWaitMs: 60_000 });
+    try {
+      await queued.run('ping', { at: 0 });
+      // 12 s of queue then 12 s of work: within the 20 s task deadline, since the wait is not charged to it.
+      const first = queued.run('spin', { ms: 12_000 });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await queued.run('spin', { ms: 12_000 })).toEqual({ done: true });
+      await first;
+      const impatient = new WorkerPool({ threads: 1, maxQueue: 5, taskTimeoutMs: 30_000, queueWaitMs: 500 });
+      try {
+        await impatient.run('ping', { at: 0 });
+        const busy = impatient.run('spin', { ms: 3_000 });
+        await new Promise((r) => setTimeout(r, 100));
+        const started = Date.now();
+        const err = await impatient.run('ping', { at: 1 }).catch((e: unknown) => e as AppError);
+        expect(err).toMatchObject({ status: 503, code: 'SERVICE_BUSY' });
+        expect(Number((err as AppError).headers?.['retry-after'])).toBeGreaterThan(0);
+        expect(Date.now() - started).toBeLessThan(2_000);
+        await busy;
+      } finally {
+        await impatient.close();
+      }
+    } finally {
+      await queued.close();
+    }
+  }, 120_000);
 
   it('answers every waiting task with 503 + Retry-After when asked to shed its queue (shutdown)', async () => {
     const pool2 = new WorkerPool({ threads: 1, maxQueue: 5, taskTimeoutMs: 30_000 });
