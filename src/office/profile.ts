@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { escapeXml } from '../documents/ooxml/xml-text.js';
 
 /**
  * The LibreOffice user profile every office process starts with. Documents come from
@@ -53,8 +54,6 @@ export const PROFILE_SETTINGS: readonly ProfileSetting[] = [
   { path: '/org.openoffice.Office.Common/Save/Document', name: 'AutoSave', type: 'boolean', value: false },
 ];
 
-const escapeXml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
 function itemXml(setting: ProfileSetting): string {
   const value = typeof setting.value === 'boolean' ? String(setting.value) : escapeXml(String(setting.value));

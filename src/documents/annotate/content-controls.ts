@@ -1,7 +1,7 @@
 import { cellWidthTwips, EMU_PER_TWIP, fitInside, imageExtent, isSvgBlipExtension, svgBlipExtension } from './drawing.js';
 import {
-  ancestor, appendXml, descendants, elementChildren, firstChild, firstDescendant, fragment, isAttached,
-  parseXml, removeChildren, serializeFragment, serializeXml, wVal, type Document, type Element,
+  ancestor, appendXml, createElement, descendants, elementChildren, firstChild, firstDescendant, fragment, is, isAttached,
+  parseXml, R_NS, removeChildren, serializeFragment, serializeNode, serializeXml, wVal, type Document, type Element,
 } from './dom.js';
 import type { MediaRegistry } from './media.js';
 import type { PreparedField } from './fields.js';
@@ -44,21 +44,21 @@ export function controlNames(sdt: Element): string[] {
   return [...(tag ? [tag, ...superdocTagNames(tag)] : []), ...(alias ? [alias] : [])];
 }
 
+const BLOCK_CONTAINERS = ['w:body', 'w:tc', 'w:txbxContent', 'w:hdr', 'w:ftr', 'w:footnote', 'w:endnote', 'w:sdtContent', 'w:comment'];
+
 function levelOf(sdt: Element, content: Element): Level {
-  const kinds = new Set(elementChildren(content).map((child) => child.nodeName));
-  if (kinds.has('w:tr')) return 'row';
-  if (kinds.has('w:tc')) return 'cell';
-  if (kinds.has('w:p') || kinds.has('w:tbl')) return 'block';
-  const parent = sdt.parentNode?.nodeName ?? '';
-  return ['w:body', 'w:tc', 'w:txbxContent', 'w:hdr', 'w:ftr', 'w:footnote', 'w:endnote', 'w:sdtContent', 'w:comment'].includes(parent)
-    ? 'block'
-    : 'run';
+  const children = elementChildren(content);
+  const has = (name: string) => children.some((child) => is(child, name));
+  if (has('w:tr')) return 'row';
+  if (has('w:tc')) return 'cell';
+  if (has('w:p') || has('w:tbl')) return 'block';
+  return BLOCK_CONTAINERS.some((name) => is(sdt.parentNode, name)) ? 'block' : 'run';
 }
 
 function contentOf(sdt: Element): Element {
   const existing = firstChild(sdt, 'w:sdtContent');
   if (existing) return existing;
-  const created = sdt.ownerDocument!.createElement('w:sdtContent');
+  const created = createElement(sdt.ownerDocument!, 'w:sdtContent');
   sdt.appendChild(created);
   return created;
 }
@@ -90,7 +90,7 @@ function paragraphPropsXml(container: Element): string {
 function availableWidthTwips(sdt: Element, fallback: number): number {
   const cell = ancestor(sdt, 'w:tc');
   const props = cell ? firstChild(cell, 'w:tcPr') : null;
-  return (props && cellWidthTwips(serializeXml(props))) || fallback;
+  return (props && cellWidthTwips(serializeNode(props))) || fallback;
 }
 
 /** Replaces the control's content with `runsXml`, wrapped as its level requires. */
@@ -110,7 +110,7 @@ function placeRuns(sdt: Element, runsXml: string, level: Level): void {
     appendXml(content, paragraph);
     return;
   }
-  for (const child of elementChildren(target)) if (child.nodeName !== 'w:tcPr') target.removeChild(child);
+  for (const child of elementChildren(target)) if (!is(child, 'w:tcPr')) target.removeChild(child);
   appendXml(target, paragraph);
 }
 
@@ -124,7 +124,7 @@ function fillText(sdt: Element, text: string, keepStyles: boolean): void {
 
 /** Points the blip at the new picture; an SVG extension left from the template's picture goes. */
 function setBlipImage(blip: Element, embedded: { rId: string; svgRId?: string }): void {
-  blip.setAttribute('r:embed', embedded.rId);
+  blip.setAttributeNS(R_NS, 'r:embed', embedded.rId);
   for (const list of elementChildren(blip, 'a:extLst')) {
     for (const ext of elementChildren(list, 'a:ext')) if (isSvgBlipExtension(ext.getAttribute('uri'))) list.removeChild(ext);
     if (elementChildren(list).length === 0) blip.removeChild(list);
@@ -186,7 +186,8 @@ export function fillContentControls(
   context: ContentControlContext,
 ): { xml: string | null; matched: Set<string>; namedControls: number } {
   const matched = new Set<string>();
-  if (!xml.includes('<w:sdt>') && !xml.includes('<w:sdt ')) return { xml: null, matched, namedControls: 0 };
+  // Cheap pre-check on the text: a control element in any prefix.
+  if (!/<(?:[\w.-]+:)?sdt[\s/>]/.test(xml)) return { xml: null, matched, namedControls: 0 };
   const doc: Document = parseXml(xml);
   const controls = descendants(doc, 'w:sdt');
   let namedControls = 0;

@@ -8,9 +8,9 @@ export const EMU_PER_TWIP = 635;
 /** 6.5 inches: US Letter / A4 text width with 1-inch margins, when the template says nothing. */
 export const DEFAULT_TEXT_WIDTH_TWIPS = 9360;
 
-const NS_WP = 'http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing';
-const NS_A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
-const NS_PIC = 'http://schemas.openxmlformats.org/drawingml/2006/picture';
+const NS_WP = NS.wordprocessingDrawing;
+const NS_A = NS.drawingml;
+const NS_PIC = NS.picture;
 const NS_R = NS.officeRelationships;
 
 export interface Extent {
@@ -63,7 +63,7 @@ export function fitInside(asset: Pick<ImageAsset, 'widthPx' | 'heightPx'>, box: 
 }
 
 const SVG_BLIP_EXTENSION_URI = '{96DAC541-7B7A-43D3-8B79-37D633B846F1}';
-const NS_ASVG = 'http://schemas.microsoft.com/office/drawing/2016/SVG/main';
+const NS_ASVG = NS.svgBlip;
 
 /** The a:extLst that points Word 2016+ at the SVG original of a picture whose blip is its PNG fallback. */
 export function svgBlipExtension(svgRId: string): string {
@@ -89,7 +89,7 @@ export function inlineDrawingXml(embedded: { rId: string; svgRId?: string }, ext
   );
 }
 
-const NS_WPS = 'http://schemas.microsoft.com/office/word/2010/wordprocessingShape';
+const NS_WPS = NS.wordprocessingShape;
 
 /**
  * An inline DrawingML shape (wps) holding a shallow S-curve stroked in `colorHex`: the signature

@@ -2,6 +2,7 @@ import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { LAYOUT_BUDGET, layoutTooComplex } from '../docx-pdf/layout-budget.js';
 import { W_NS } from './dom.js';
+import { escapeXml } from '../ooxml/xml-text.js';
 
 /**
  * Checks the value of a `{@raw}` tag: well-formed WordprocessingML paragraphs, tables or runs built
@@ -84,8 +85,6 @@ const rawXmlTooDeep = () =>
     extensions: { limit: { name: 'annotate.maxRawXmlDepth', max: MAX_RAW_XML_DEPTH } },
   });
 
-const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, '&quot;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;');
 
 interface OpenElement {
   local: string;
@@ -102,8 +101,8 @@ function attributesXml(tag: SaxesTagNS): string {
       continue;
     }
     if (NOT_XML_CHAR.test(attribute.value)) throw new RawXmlRefused(`the attribute ${attribute.name} holds a character XML does not allow`);
-    if (attribute.uri === W_NS) xml += ` w:${attribute.local}="${escapeAttribute(attribute.value)}"`;
-    else if (attribute.uri === XML_NS && attribute.local === 'space') xml += ` xml:space="${escapeAttribute(attribute.value)}"`;
+    if (attribute.uri === W_NS) xml += ` w:${attribute.local}="${escapeXml(attribute.value)}"`;
+    else if (attribute.uri === XML_NS && attribute.local === 'space') xml += ` xml:space="${escapeXml(attribute.value)}"`;
     else throw new RawXmlRefused(`the attribute ${attribute.name} on <${tag.name}> is not allowed`);
   }
   return xml;
@@ -123,7 +122,7 @@ function rewrite(value: string): { xml: string; runLevel: boolean } {
   const text = (content: string) => {
     if (NOT_XML_CHAR.test(content)) refuse('the text holds a character XML does not allow (a control character or a lone surrogate)');
     const parent = stack[stack.length - 1];
-    if (parent?.local === 't') xml += escapeText(content);
+    if (parent?.local === 't') xml += escapeXml(content);
     else if (content.trim() !== '') refuse(parent ? `text must be inside <w:t>, not directly in <w:${parent.local}>` : 'text must be inside <w:r><w:t>…</w:t></w:r>');
   };
   parser.on('error', (error) => {

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { ancestor, appendXml, elementChildren, firstChild, firstDescendant, serializeFragment, type Element } from './dom.js';
+import { ancestor, appendXml, elementChildren, firstChild, firstDescendant, is, serializeFragment, type Element } from './dom.js';
 import type { PreparedField } from './fields.js';
 import { textRunContent } from './xml-text.js';
 
@@ -11,8 +11,8 @@ import { textRunContent } from './xml-text.js';
 function tableRows(table: Element): Element[] {
   const rows: Element[] = [];
   for (const child of elementChildren(table)) {
-    if (child.nodeName === 'w:tr') rows.push(child);
-    else if (child.nodeName === 'w:sdt') rows.push(...elementChildren(firstChild(child, 'w:sdtContent') ?? child, 'w:tr'));
+    if (is(child, 'w:tr')) rows.push(child);
+    else if (is(child, 'w:sdt')) rows.push(...elementChildren(firstChild(child, 'w:sdtContent') ?? child, 'w:tr'));
   }
   return rows;
 }
@@ -37,16 +37,16 @@ function modelRow(sdt: Element, content: Element, table: Element): Element {
 const STYLE_ONLY_CELL_PROPS = ['w:shd', 'w:tcBorders'];
 
 function strip(props: Element | null, names: string[]): void {
-  for (const child of props ? elementChildren(props) : []) if (names.includes(child.nodeName)) props!.removeChild(child);
+  for (const child of props ? elementChildren(props) : []) if (names.some((name) => is(child, name))) props!.removeChild(child);
 }
 
 function fillCell(cell: Element, text: string, copyStyle: boolean): void {
   const paragraph = firstDescendant(cell, 'w:p');
   const paragraphProps = paragraph ? firstChild(paragraph, 'w:pPr') : null;
-  const run = paragraph ? elementChildren(paragraph).find((c) => c.nodeName === 'w:r' && firstChild(c, 'w:rPr')) : undefined;
+  const run = paragraph ? elementChildren(paragraph).find((c) => is(c, 'w:r') && firstChild(c, 'w:rPr')) : undefined;
   const runProps = copyStyle && run ? serializeFragment(firstChild(run, 'w:rPr')!) : '';
   const pPr = paragraphProps ? serializeFragment(paragraphProps) : '';
-  for (const child of elementChildren(cell)) if (child.nodeName !== 'w:tcPr') cell.removeChild(child);
+  for (const child of elementChildren(cell)) if (!is(child, 'w:tcPr')) cell.removeChild(child);
   if (!copyStyle) strip(firstChild(cell, 'w:tcPr'), STYLE_ONLY_CELL_PROPS);
   appendXml(cell, `<w:p>${pPr}<w:r>${runProps}${textRunContent(text)}</w:r></w:p>`);
 }

@@ -2,7 +2,8 @@ import type { ImageAsset } from './images.js';
 import type { FieldOptions } from './types.js';
 import type { MediaRegistry } from './media.js';
 import { imageExtent, inlineCurveXml, inlineDrawingXml, EMU_PER_TWIP, type Extent } from './drawing.js';
-import { escapeXml, stripInvalidXmlChars, textRun, toHexColor } from './xml-text.js';
+import { escapeXml, stripInvalidXmlChars } from '../ooxml/xml-text.js';
+import { textRun, toHexColor } from './xml-text.js';
 
 /** An image or signature field, decoded and ready to be placed in any part of the document. */
 export class PreparedVisual {

@@ -1,15 +1,6 @@
+import { escapeXml, stripInvalidXmlChars } from '../ooxml/xml-text.js';
+
 /** Text → WordprocessingML helpers shared by tags, content controls, tables and signatures. */
-
-// XML 1.0 allows #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
-const INVALID_XML_CHARS = /[^\u0009\u000A\u000D\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
-
-export function stripInvalidXmlChars(text: string): string {
-  return text.replace(INVALID_XML_CHARS, '');
-}
-
-export function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
 
 /** Clean, escaped text for a w:t, with line breaks turned into `<w:br/>` between w:t elements. */
 export function textRunContent(text: string): string {

@@ -3,7 +3,8 @@ import type {
 } from './types.js';
 import { NumberingRegistry, MAX_LIST_LEVELS, listIndent } from './numbering.js';
 import { MONO_FONT } from './styles.js';
-import { esc } from './xml.js';
+import { NS } from '../ooxml/constants.js';
+import { escapeXml as esc } from '../ooxml/xml-text.js';
 
 /**
  * Serialises model blocks into WordprocessingML body XML (document.xml and footnotes.xml).
@@ -494,7 +495,7 @@ export class BodyWriter {
       `<w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="${cx}" cy="${cy}"/>` +
       `<wp:effectExtent l="0" t="0" r="0" b="0"/><wp:docPr id="${id}" name="Picture ${id}" descr="${descr}"${title}/>` +
       `<wp:cNvGraphicFramePr><a:graphicFrameLocks noChangeAspect="1"/></wp:cNvGraphicFramePr>` +
-      `<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>` +
+      `<a:graphic><a:graphicData uri="${NS.picture}"><pic:pic>` +
       `<pic:nvPicPr><pic:cNvPr id="${id}" name="image${index}.${ext}" descr="${descr}"/><pic:cNvPicPr><a:picLocks noChangeAspect="1" noChangeArrowheads="1"/></pic:cNvPicPr></pic:nvPicPr>` +
       `<pic:blipFill><a:blip r:embed="${relId}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
       `<pic:spPr bwMode="auto"><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>` +

@@ -1,5 +1,5 @@
 import type { NumberFormat } from './types.js';
-import { XML_DECLARATION } from './xml.js';
+import { NS, XML_DECLARATION } from '../ooxml/constants.js';
 
 /**
  * numbering.xml builder. Every list gets its own abstract definition and w:num, so every
@@ -95,7 +95,7 @@ export class NumberingRegistry {
       nums.push(`<w:num w:numId="${abstractId + CONTINUATION_ID}"><w:abstractNumId w:val="${abstractId}"/>${def.ordered ? overrides : ''}</w:num>`);
     });
     return (
-      `${XML_DECLARATION}<w:numbering xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">` +
+      `${XML_DECLARATION}<w:numbering xmlns:w="${NS.wordprocessingml}">` +
       `${abstracts.join('')}${nums.join('')}</w:numbering>`
     );
   }

@@ -3,24 +3,14 @@ import { OpcPackage } from '../ooxml/package.js';
 import { BodyWriter, type MediaFile, type Relationship } from './body-writer.js';
 import { buildStylesXml, mergeReferenceStyles } from './styles.js';
 import type { DocumentMetadata, DocumentModel } from './types.js';
-import { XML_DECLARATION, esc } from './xml.js';
+import { CONTENT_TYPE, NS, REL, XML_DECLARATION } from '../ooxml/constants.js';
+import { escapeXml as esc } from '../ooxml/xml-text.js';
 import { compressPart, writeZip, type CompressedPart, type ZipPart } from '../ooxml/zip/write.js';
 
 /** Assembles a complete DOCX package from the document model. */
-const NS = {
-  w: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
-  r: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
-  rels: 'http://schemas.openxmlformats.org/package/2006/relationships',
-  officeRel: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
-};
-
 const PART_NAMESPACES =
-  `xmlns:w="${NS.w}" xmlns:r="${NS.r}" ` +
-  'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" ' +
-  'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
-  'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture" ' +
-  'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" ' +
-  'xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml" mc:Ignorable="w14"';
+  `xmlns:w="${NS.wordprocessingml}" xmlns:r="${NS.officeRelationships}" xmlns:wp="${NS.wordprocessingDrawing}" xmlns:a="${NS.drawingml}" ` +
+  `xmlns:pic="${NS.picture}" xmlns:mc="${NS.markupCompatibility}" xmlns:w14="${NS.word2010}" mc:Ignorable="w14"`;
 
 const SECTION =
   '<w:sectPr><w:pgSz w:w="11906" w:h="16838"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" ' +
@@ -52,18 +42,18 @@ const THEME_REL_ID = 'rId7';
 const FIRST_FREE_REL_ID = 8;
 
 const FONT_TABLE =
-  `${XML_DECLARATION}<w:fonts xmlns:w="${NS.w}">` +
+  `${XML_DECLARATION}<w:fonts xmlns:w="${NS.wordprocessingml}">` +
   [['Calibri', 'swiss', 'variable'], ['Calibri Light', 'swiss', 'variable'], ['Consolas', 'modern', 'fixed'], ['Arial', 'swiss', 'variable'], ['MS Gothic', 'modern', 'fixed']]
     .map(([name, family, pitch]) => `<w:font w:name="${name}"><w:family w:val="${family}"/><w:pitch w:val="${pitch}"/></w:font>`)
     .join('') +
   '</w:fonts>';
 
 const SETTINGS =
-  `${XML_DECLARATION}<w:settings xmlns:w="${NS.w}"><w:zoom w:percent="100"/><w:defaultTabStop w:val="720"/>` +
+  `${XML_DECLARATION}<w:settings xmlns:w="${NS.wordprocessingml}"><w:zoom w:percent="100"/><w:defaultTabStop w:val="720"/>` +
   '<w:characterSpacingControl w:val="doNotCompress"/><w:footnotePr><w:footnote w:id="-1"/><w:footnote w:id="0"/></w:footnotePr>' +
   '<w:compat><w:compatSetting w:name="compatibilityMode" w:uri="http://schemas.microsoft.com/office/word" w:val="15"/></w:compat></w:settings>';
 
-const WEB_SETTINGS = `${XML_DECLARATION}<w:webSettings xmlns:w="${NS.w}"><w:optimizeForBrowser/><w:allowPNG/></w:webSettings>`;
+const WEB_SETTINGS = `${XML_DECLARATION}<w:webSettings xmlns:w="${NS.wordprocessingml}"><w:optimizeForBrowser/><w:allowPNG/></w:webSettings>`;
 
 const SEPARATOR_PARAGRAPH_PR = '<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr>';
 const FOOTNOTE_SEPARATORS =
@@ -95,14 +85,14 @@ function relationshipsXml(entries: { id: string; type: string; target: string; e
   const items = entries
     .map((e) => `<Relationship Id="${e.id}" Type="${e.type}" Target="${esc(e.target)}"${e.external ? ' TargetMode="External"' : ''}/>`)
     .join('');
-  return `${XML_DECLARATION}<Relationships xmlns="${NS.rels}">${items}</Relationships>`;
+  return `${XML_DECLARATION}<Relationships xmlns="${NS.relationships}">${items}</Relationships>`;
 }
 
 function contentRels(rels: Relationship[]) {
   return rels.map((rel) =>
     rel.type === 'hyperlink'
-      ? { id: rel.id, type: `${NS.officeRel}/hyperlink`, target: rel.target, external: true }
-      : { id: rel.id, type: `${NS.officeRel}/image`, target: rel.target },
+      ? { id: rel.id, type: `${NS.officeRelationships}/hyperlink`, target: rel.target, external: true }
+      : { id: rel.id, type: `${NS.officeRelationships}/image`, target: rel.target },
   );
 }
 
@@ -115,9 +105,8 @@ function corePropertiesXml(meta: DocumentMetadata): string {
   const element = (tag: string, value?: string) => (value ? `<${tag}>${esc(value)}</${tag}>` : '');
   const created = isoDate(meta.date);
   return (
-    `${XML_DECLARATION}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
-    'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" ' +
-    'xmlns:dcmitype="http://purl.org/dc/dcmitype/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
+    `${XML_DECLARATION}<cp:coreProperties xmlns:cp="${NS.coreProperties}" xmlns:dc="${NS.dublinCore}" xmlns:dcterms="${NS.dcterms}" ` +
+    `xmlns:dcmitype="${NS.dcmitype}" xmlns:xsi="${NS.xsi}">` +
     element('dc:title', meta.title) +
     element('dc:subject', meta.subject) +
     element('dc:creator', meta.author) +
@@ -130,13 +119,12 @@ function corePropertiesXml(meta: DocumentMetadata): string {
 }
 
 const APP_XML =
-  `${XML_DECLARATION}<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties" ` +
-  'xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes"><Application>docproc</Application></Properties>';
+  `${XML_DECLARATION}<Properties xmlns="${NS.extendedProperties}" xmlns:vt="${NS.docPropsVTypes}"><Application>docproc</Application></Properties>`;
 
 function contentTypesXml(media: MediaFile[], hasTheme: boolean): string {
   const formats = new Set(media.map((m) => m.format));
   const defaults =
-    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+    `<Default Extension="rels" ContentType="${CONTENT_TYPE.relationships}"/>` +
     '<Default Extension="xml" ContentType="application/xml"/>' +
     [...formats].map((f) => `<Default Extension="${f}" ContentType="image/${f}"/>`).join('');
   const overrides = [
@@ -148,13 +136,13 @@ function contentTypesXml(media: MediaFile[], hasTheme: boolean): string {
   ]
     .map(([part, type]) => `<Override PartName="${part}" ContentType="${type}"/>`)
     .join('');
-  return `${XML_DECLARATION}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">${defaults}${overrides}</Types>`;
+  return `${XML_DECLARATION}<Types xmlns="${NS.contentTypes}">${defaults}${overrides}</Types>`;
 }
 
 const PACKAGE_RELS = [
-  { id: 'rId1', type: `${NS.officeRel}/officeDocument`, target: 'word/document.xml' },
-  { id: 'rId2', type: 'http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties', target: 'docProps/core.xml' },
-  { id: 'rId3', type: `${NS.officeRel}/extended-properties`, target: 'docProps/app.xml' },
+  { id: 'rId1', type: `${NS.officeRelationships}/officeDocument`, target: 'word/document.xml' },
+  { id: 'rId2', type: REL.coreProperties, target: 'docProps/core.xml' },
+  { id: 'rId3', type: `${NS.officeRelationships}/extended-properties`, target: 'docProps/app.xml' },
 ];
 
 /** Parts that are the same in every package, compressed once per process. */
@@ -181,8 +169,8 @@ export function writeDocx(model: DocumentModel, options: { reference?: Uint8Arra
   const footnotesXml = `${XML_DECLARATION}<w:footnotes ${PART_NAMESPACES}>${FOOTNOTE_SEPARATORS}${writer.footnotes.join('')}</w:footnotes>`;
 
   const documentRels = [
-    ...FIXED_PARTS.map(([id, type, target]) => ({ id, type: `${NS.officeRel}/${type}`, target })),
-    ...(reference?.theme ? [{ id: THEME_REL_ID, type: `${NS.officeRel}/theme`, target: 'theme/theme1.xml' }] : []),
+    ...FIXED_PARTS.map(([id, type, target]) => ({ id, type: `${NS.officeRelationships}/${type}`, target })),
+    ...(reference?.theme ? [{ id: THEME_REL_ID, type: `${NS.officeRelationships}/theme`, target: 'theme/theme1.xml' }] : []),
     ...contentRels(writer.rels.document),
   ];
   const text = (name: string, xml: string): ZipPart => ({ name, data: Buffer.from(xml, 'utf8') });

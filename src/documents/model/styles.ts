@@ -1,4 +1,4 @@
-import { XML_DECLARATION } from './xml.js';
+import { NS, XML_DECLARATION } from '../ooxml/constants.js';
 
 /**
  * Our styles.xml. Every style id the writer uses is defined here with Word's built-in names
@@ -60,8 +60,7 @@ const DOC_DEFAULTS =
   `<w:pPrDefault><w:pPr><w:spacing w:after="160" w:line="259" w:lineRule="auto"/></w:pPr></w:pPrDefault></w:docDefaults>`;
 
 const STYLES_OPEN =
-  '<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
-  'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">';
+  `<w:styles xmlns:w="${NS.wordprocessingml}" xmlns:r="${NS.officeRelationships}">`;
 
 export function buildStylesXml(): string {
   return `${XML_DECLARATION}${STYLES_OPEN}${DOC_DEFAULTS}${[...STYLE_DEFINITIONS.values()].join('')}</w:styles>`;

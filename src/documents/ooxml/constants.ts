@@ -1,14 +1,35 @@
-/** Namespaces, relationship types and content types of OPC packages (ECMA-376 Part 2) and WordprocessingML. */
+/** Namespaces, relationship types and content types of OPC packages (ECMA-376 Part 2) and WordprocessingML: the one table. */
 
 export const NS = {
   contentTypes: 'http://schemas.openxmlformats.org/package/2006/content-types',
   relationships: 'http://schemas.openxmlformats.org/package/2006/relationships',
   /** OPC digital signatures (mdssi:). */
   mdssi: 'http://schemas.openxmlformats.org/package/2006/digital-signature',
+  coreProperties: 'http://schemas.openxmlformats.org/package/2006/metadata/core-properties',
+  extendedProperties: 'http://schemas.openxmlformats.org/officeDocument/2006/extended-properties',
+  docPropsVTypes: 'http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes',
   wordprocessingml: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
+  /** ISO/IEC 29500 Strict WordprocessingML. */
+  wordprocessingmlStrict: 'http://purl.oclc.org/ooxml/wordprocessingml/main',
+  /** Word 2010 extensions (w14:). */
+  word2010: 'http://schemas.microsoft.com/office/word/2010/wordml',
+  /** wp: */
+  wordprocessingDrawing: 'http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing',
+  /** a: */
+  drawingml: 'http://schemas.openxmlformats.org/drawingml/2006/main',
+  /** pic: (also the graphicData URI of pictures) */
+  picture: 'http://schemas.openxmlformats.org/drawingml/2006/picture',
+  /** wps: (also the graphicData URI of shapes) */
+  wordprocessingShape: 'http://schemas.microsoft.com/office/word/2010/wordprocessingShape',
+  /** asvg: the SVG picture extension of Office 2016 */
+  svgBlip: 'http://schemas.microsoft.com/office/drawing/2016/SVG/main',
+  markupCompatibility: 'http://schemas.openxmlformats.org/markup-compatibility/2006',
   /** r: attributes that point at relationships of the part (r:id, r:embed). */
   officeRelationships: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
   dublinCore: 'http://purl.org/dc/elements/1.1/',
+  dcterms: 'http://purl.org/dc/terms/',
+  dcmitype: 'http://purl.org/dc/dcmitype/',
+  xsi: 'http://www.w3.org/2001/XMLSchema-instance',
   dsig: 'http://www.w3.org/2000/09/xmldsig#',
   xades132: 'http://uri.etsi.org/01903/v1.3.2#',
   xades141: 'http://uri.etsi.org/01903/v1.4.1#',

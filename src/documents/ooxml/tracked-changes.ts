@@ -1,4 +1,5 @@
 import type { Document, Element, Node } from '@xmldom/xmldom';
+import { NS } from './constants.js';
 import type { OpcPackage } from './package.js';
 import { childElements, decodeXmlBytes, isElement, parseXmlPart, serializeXml } from './xml.js';
 
@@ -18,7 +19,7 @@ import { childElements, decodeXmlBytes, isElement, parseXmlPart, serializeXml } 
 export type ResolveMode = 'accept' | 'reject';
 
 /** Transitional and Strict WordprocessingML. */
-const W_NAMESPACES = new Set(['http://schemas.openxmlformats.org/wordprocessingml/2006/main', 'http://purl.oclc.org/ooxml/wordprocessingml/main']);
+const W_NAMESPACES: ReadonlySet<string> = new Set([NS.wordprocessingml, NS.wordprocessingmlStrict]);
 
 const isW = (node: Node | null | undefined, ...names: string[]): node is Element =>
   isElement(node) && W_NAMESPACES.has(node.namespaceURI ?? '') && (names.length === 0 || names.includes(node.localName ?? ''));

@@ -1,8 +1,14 @@
 import { DOMParser, XMLSerializer, type Document, type Element, type Node } from '@xmldom/xmldom';
 import { ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { XML_DECLARATION } from './constants.js';
+import { NS, XML_DECLARATION } from './constants.js';
 
-/** XML of package parts: strict, BOM-safe parsing (UTF-8 or UTF-16), serialisation, element helpers. */
+/**
+ * XML of package parts — the one parse policy of docproc: xmldom, namespace-aware (elements are
+ * matched by namespace URI and local name, never by prefix), strict (an error or fatal error
+ * throws; warnings do not), no external entities ever fetched; a byte-order mark and blank lines
+ * before the first tag (some producers write them; xmldom refuses them) are skipped. Serialisation
+ * and element helpers.
+ */
 
 export const ELEMENT_NODE = 1;
 export const TEXT_NODE = 3;
@@ -15,7 +21,7 @@ export class XmlSyntaxError extends Error {}
 
 /** Parses XML strictly (a fatal or recoverable error throws XmlSyntaxError); no external entities are ever fetched. */
 export function parseXml(text: string): Document {
-  const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const source = text.replace(/^\uFEFF?\s+(?=<)|^\uFEFF/, '');
   const parser = new DOMParser({
     onError: (level, message) => {
       if (level !== 'warning') throw new XmlSyntaxError(message);
@@ -82,3 +88,20 @@ export function descendants(root: Node, ns: string, localName: string): Element[
 }
 
 export const textOf = (el: Element | undefined): string => (el?.textContent ?? '').trim();
+
+/** Builds elements of `doc`: `qualifiedName` in namespace `ns`, with namespace declarations written out as attributes (C14N reads them). */
+export function elementBuilder(doc: Document) {
+  return (
+    ns: string,
+    qualifiedName: string,
+    attributes: Record<string, string | undefined> = {},
+    children: Array<Element | string> = [],
+    declarations: Record<string, string> = {},
+  ): Element => {
+    const element = doc.createElementNS(ns, qualifiedName);
+    for (const [prefix, uri] of Object.entries(declarations)) element.setAttributeNS(NS.xmlns, prefix ? `xmlns:${prefix}` : 'xmlns', uri);
+    for (const [name, value] of Object.entries(attributes)) if (value !== undefined) element.setAttribute(name, value);
+    for (const child of children) element.appendChild(typeof child === 'string' ? doc.createTextNode(child) : child);
+    return element;
+  };
+}

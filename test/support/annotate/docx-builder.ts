@@ -141,6 +141,13 @@ export function readPart(docx: Buffer, path: string): string {
   return file.asText();
 }
 
+/** The package with one part's text rewritten. */
+export function replacePartText(docx: Buffer, path: string, edit: (xml: string) => string): Buffer {
+  const zip = new PizZip(docx);
+  zip.file(path, edit(zip.file(path)!.asText()));
+  return zip.generate({ type: 'nodebuffer' });
+}
+
 export function listParts(docx: Buffer): string[] {
   return Object.keys(new PizZip(docx).files);
 }

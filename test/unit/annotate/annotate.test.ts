@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { annotateDocx, collectRemoteImageUrls, loadSvgRenderer } from '../../../src/documents/annotate/index.js';
 import {
-  buildDocx, cell, listParts, noteReference, para, plainText, pngImage, readPart, row, sdt, table, textBox,
+  buildDocx, cell, listParts, noteReference, para, plainText, pngImage, readPart, replacePartText, row, sdt, table, textBox, W_NS,
 } from '../../support/annotate/docx-builder.js';
+import { parseXml } from '../../../src/documents/ooxml/xml.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { rejection } from '../../support/app-error.js';
 
@@ -236,6 +237,18 @@ describe('annotate: content controls', () => {
     expect(body).not.toContain('PlaceholderText');
     expect(body).toContain('<w:rPr><w:b/></w:rPr><w:t xml:space="preserve">Ada</w:t><w:br/><w:t xml:space="preserve">Lovelace</w:t>');
     expect(body).not.toContain('Click here');
+  });
+
+  it('finds controls by namespace, not by prefix: a document binding WordprocessingML to x: is filled like one using w:', () => {
+    const template = buildDocx({ body: runControl('client') });
+    const prefixed = replacePartText(template, 'word/document.xml', (xml) => xml.replace(/xmlns:w=/, 'xmlns:x=').replace(/(<\/?)w:/g, '$1x:').replace(/ w:/g, ' x:'));
+    expect(readPart(prefixed, 'word/document.xml')).not.toContain('<w:');
+    const { docx } = annotateDocx({ template: prefixed, fields: [{ id: 'client', type: 'text', value: 'Ada' }] });
+    const doc = parseXml(readPart(docx, 'word/document.xml')!);
+    const texts = Array.from(doc.getElementsByTagNameNS(W_NS, 't')).map((t) => t.textContent);
+    expect(texts).toContain('Ada');
+    expect(texts).not.toContain('Click here');
+    expect(Array.from(doc.getElementsByTagNameNS(W_NS, 'showingPlcHdr'))).toHaveLength(0);
   });
 
   it('matches the title (alias), and fills controls in the header, footer and a text box', () => {

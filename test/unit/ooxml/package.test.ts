@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.js';
@@ -11,6 +12,7 @@ import { OpcPackage, freeRelationshipId } from '../../../src/documents/ooxml/pac
 import { partUri, relationshipsPartOf, relativeTarget, resolvePartName, sourceOfRelationshipsPart } from '../../../src/documents/ooxml/part-names.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { decodeXmlBytes, descendants, parseXml, parseXmlPart, XmlSyntaxError } from '../../../src/documents/ooxml/xml.js';
+import { escapeXml, stripInvalidXmlChars } from '../../../src/documents/ooxml/xml-text.js';
 
 const CONTENT_TYPES =
   `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="${NS.contentTypes}">` +
@@ -239,5 +241,22 @@ describe('ooxml xml', () => {
   it('throws XmlSyntaxError from parseXml and the 422 AppError naming the part from parseXmlPart', () => {
     expect(() => parseXml('<a><b></a>')).toThrow(XmlSyntaxError);
     expectAppError(() => parseXmlPart('<a><b></a>', '/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /^The DOCX part word\/document\.xml is not well-formed XML/);
+  });
+});
+
+describe('escapeXml (the one escaper)', () => {
+  it('property: any text survives as element content and as an attribute value, minus what XML cannot hold', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', '&', '<', '>', '"', "'", '\t', '\n', '\r', '\u0001', '\uFFFE', '\uD800', '\uDC00', '😀', 'é', ' ') , maxLength: 40 }), (text) => {
+        const doc = parseXml(`<a b="${escapeXml(text)}" c='${escapeXml(text)}'>${escapeXml(text)}</a>`);
+        const root = doc.documentElement!;
+        const kept = stripInvalidXmlChars(text);
+        expect(root.getAttribute('b')).toBe(kept);
+        expect(root.getAttribute('c')).toBe(kept);
+        expect(root.textContent).toBe(kept);
+      }),
+      { seed: 23, numRuns: 500 },
+    );
+    expect(stripInvalidXmlChars('a\u0000b\uD83D\uDE00c\uDE00')).toBe('ab\uD83D\uDE00c');
   });
 });

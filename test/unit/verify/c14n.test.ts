@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalize } from '../../../src/documents/verify/docx/c14n.js';
+import { canonicalize } from '../../../src/documents/ooxml/c14n.js';
 import { descendants, parseXml } from '../../../src/documents/ooxml/xml.js';
 
 const inclusive = { exclusive: false, withComments: false };

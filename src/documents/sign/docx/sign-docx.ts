@@ -5,7 +5,7 @@ import { partUri, relationshipsPartOf, relativeTarget, sourceOfRelationshipsPart
 import { assertSignableRequest, buildAuditRecord } from '../audit.js';
 import type { SigningIdentity } from '../identity.js';
 import type { SignOptions, SignRequest, SignResult } from '../types.js';
-import { transformedRelationships } from './relationship-transform.js';
+import { transformedRelationships } from '../../ooxml/relationship-transform.js';
 import { buildSignatureXml, type ManifestEntry } from './signature-xml.js';
 
 /**
@@ -66,7 +66,7 @@ function buildManifest(pkg: OpcPackage, layout: SignatureLayout): ManifestEntry[
       const relationships = pkg.relationships(source);
       const ids = relationships.filter((r) => !UNSIGNED_BY_SIGNERS.has(r.type)).map((r) => r.id);
       if (ids.length === 0) continue;
-      const canonical = transformedRelationships(relationships, new Set(ids));
+      const canonical = transformedRelationships(pkg.xml(name), { sourceIds: ids, sourceTypes: [] });
       entries.push({
         uri: `${partUri(name)}?ContentType=${pkg.contentType(name) ?? CONTENT_TYPE.relationships}`,
         digest: createHash('sha256').update(canonical).digest(),

@@ -1,6 +1,8 @@
 import { createHash, sign as signBytes, type KeyObject, type X509Certificate } from 'node:crypto';
-import { canonicalize, el, type XmlElement } from './xml-node.js';
+import { DOMImplementation, type Document, type Element } from '@xmldom/xmldom';
+import { canonicalize } from '../../ooxml/c14n.js';
 import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';
+import { elementBuilder } from '../../ooxml/xml.js';
 
 /**
  * The XML-DSig <Signature> of an OOXML package signature, laid out as Word and LibreOffice
@@ -36,31 +38,53 @@ export interface SignatureInput {
 }
 
 const SIGNATURE_ID = 'idPackageSignature';
+/** Canonical XML 1.0 without comments: how every element we sign is digested, and how the part is written. */
+const C14N = { exclusive: false, withComments: false } as const;
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest();
 const base64 = (data: Uint8Array) => Buffer.from(data).toString('base64');
-const digestMethod = () => el('DigestMethod', { Algorithm: ALGORITHMS.sha256 });
-const text = (name: string, value: string, attributes: XmlElement['attributes'] = {}) => el(name, attributes, value ? [value] : []);
 /** OOXML writes times as UTC to the second. */
 const xmlTime = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-function manifestReference(entry: ManifestEntry): XmlElement {
-  const children: XmlElement[] = [];
+type Attributes = Record<string, string | undefined>;
+type Children = Array<Element | string>;
+
+/** Element makers for the namespaces of a package signature, over one document. */
+function makers(doc: Document) {
+  const make = elementBuilder(doc);
+  const text = (ns: string, name: string, value: string, attributes: Attributes = {}) => make(ns, name, attributes, value ? [value] : []);
+  return {
+    ds: (name: string, attributes?: Attributes, children?: Children, declarations?: Record<string, string>) => make(NS.dsig, name, attributes, children, declarations),
+    dsText: (name: string, value: string, attributes?: Attributes) => text(NS.dsig, name, value, attributes),
+    mdssi: (name: string, attributes?: Attributes, children?: Children) => make(NS.mdssi, `mdssi:${name}`, attributes, children),
+    mdssiText: (name: string, value: string) => text(NS.mdssi, `mdssi:${name}`, value),
+    office: (name: string, value: string) => text(NS.officeDigsig, name, value),
+    officeElement: (name: string, children: Children, declarations?: Record<string, string>) => make(NS.officeDigsig, name, {}, children, declarations),
+    xd: (name: string, children: Children = [], attributes?: Attributes, declarations?: Record<string, string>) => make(NS.xades132, `xd:${name}`, attributes, children, declarations),
+    xdText: (name: string, value: string) => text(NS.xades132, `xd:${name}`, value),
+  };
+}
+type Makers = ReturnType<typeof makers>;
+
+const digestMethod = (m: Makers) => m.ds('DigestMethod', { Algorithm: ALGORITHMS.sha256 });
+
+function manifestReference(m: Makers, entry: ManifestEntry): Element {
+  const children: Element[] = [];
   if (entry.relationshipIds) {
-    children.push(el('Transforms', {}, [
-      el('Transform', { Algorithm: RELATIONSHIP_TRANSFORM }, entry.relationshipIds.map((id) => el('mdssi:RelationshipReference', { SourceId: id }))),
-      el('Transform', { Algorithm: ALGORITHMS.c14n }),
+    children.push(m.ds('Transforms', {}, [
+      m.ds('Transform', { Algorithm: RELATIONSHIP_TRANSFORM }, entry.relationshipIds.map((id) => m.mdssi('RelationshipReference', { SourceId: id }))),
+      m.ds('Transform', { Algorithm: ALGORITHMS.c14n }),
     ]));
   }
-  children.push(digestMethod(), text('DigestValue', base64(entry.digest)));
-  return el('Reference', { URI: entry.uri }, children);
+  children.push(digestMethod(m), m.dsText('DigestValue', base64(entry.digest)));
+  return m.ds('Reference', { URI: entry.uri }, children);
 }
 
-function packageObject(input: SignatureInput): XmlElement {
-  return el('Object', { Id: 'idPackageObject' }, [
-    el('Manifest', {}, input.manifest.map(manifestReference)),
-    el('SignatureProperties', {}, [
-      el('SignatureProperty', { Id: 'idSignatureTime', Target: `#${SIGNATURE_ID}` }, [
-        el('mdssi:SignatureTime', {}, [text('mdssi:Format', 'YYYY-MM-DDThh:mm:ssTZD'), text('mdssi:Value', xmlTime(input.signingTime))]),
+function packageObject(m: Makers, input: SignatureInput): Element {
+  return m.ds('Object', { Id: 'idPackageObject' }, [
+    m.ds('Manifest', {}, input.manifest.map((entry) => manifestReference(m, entry))),
+    m.ds('SignatureProperties', {}, [
+      m.ds('SignatureProperty', { Id: 'idSignatureTime', Target: `#${SIGNATURE_ID}` }, [
+        m.mdssi('SignatureTime', {}, [m.mdssiText('Format', 'YYYY-MM-DDThh:mm:ssTZD'), m.mdssiText('Value', xmlTime(input.signingTime))]),
       ]),
     ]),
   ], { mdssi: NS.mdssi });
@@ -70,38 +94,38 @@ function packageObject(input: SignatureInput): XmlElement {
  * SignatureInfoV1 in the element order of the Office digsig schema. Word expects the
  * machine-description elements to be present; we state neutral values, as LibreOffice does.
  */
-function officeObject(input: SignatureInput): XmlElement {
-  const info = el('SignatureInfoV1', {}, [
-    text('SetupID', ''), text('SignatureText', ''), text('SignatureImage', ''), text('SignatureComments', input.comments),
-    text('WindowsVersion', '6.1'), text('OfficeVersion', '16.0'), text('ApplicationVersion', '16.0'), text('Monitors', '1'),
-    text('HorizontalResolution', '1280'), text('VerticalResolution', '800'), text('ColorDepth', '32'),
-    text('SignatureProviderId', '{00000000-0000-0000-0000-000000000000}'), text('SignatureProviderUrl', ''),
-    text('SignatureProviderDetails', '9'), text('ManifestHashAlgorithm', ALGORITHMS.sha256), text('SignatureType', '1'),
+function officeObject(m: Makers, input: SignatureInput): Element {
+  const info = m.officeElement('SignatureInfoV1', [
+    m.office('SetupID', ''), m.office('SignatureText', ''), m.office('SignatureImage', ''), m.office('SignatureComments', input.comments),
+    m.office('WindowsVersion', '6.1'), m.office('OfficeVersion', '16.0'), m.office('ApplicationVersion', '16.0'), m.office('Monitors', '1'),
+    m.office('HorizontalResolution', '1280'), m.office('VerticalResolution', '800'), m.office('ColorDepth', '32'),
+    m.office('SignatureProviderId', '{00000000-0000-0000-0000-000000000000}'), m.office('SignatureProviderUrl', ''),
+    m.office('SignatureProviderDetails', '9'), m.office('ManifestHashAlgorithm', ALGORITHMS.sha256), m.office('SignatureType', '1'),
   ], { '': NS.officeDigsig });
-  return el('Object', { Id: 'idOfficeObject' }, [
-    el('SignatureProperties', {}, [el('SignatureProperty', { Id: 'idOfficeV1Details', Target: `#${SIGNATURE_ID}` }, [info])]),
+  return m.ds('Object', { Id: 'idOfficeObject' }, [
+    m.ds('SignatureProperties', {}, [m.ds('SignatureProperty', { Id: 'idOfficeV1Details', Target: `#${SIGNATURE_ID}` }, [info])]),
   ]);
 }
 
 /** Node lists a DN's attributes in encoded order, one per line; RFC 4514 writes them in reverse, comma-separated. */
 const rfc4514Name = (multiline: string) => multiline.split('\n').filter(Boolean).reverse().join(', ');
 
-function signedProperties(input: SignatureInput): XmlElement {
-  return el('xd:SignedProperties', { Id: 'idSignedProperties' }, [
-    el('xd:SignedSignatureProperties', {}, [
-      text('xd:SigningTime', xmlTime(input.signingTime)),
-      el('xd:SigningCertificate', {}, [
-        el('xd:Cert', {}, [
-          el('xd:CertDigest', {}, [digestMethod(), text('DigestValue', base64(sha256(input.certificate.raw)))]),
-          el('xd:IssuerSerial', {}, [
-            text('X509IssuerName', rfc4514Name(input.certificate.issuer)),
-            text('X509SerialNumber', BigInt(`0x${input.certificate.serialNumber}`).toString(10)),
+function signedProperties(m: Makers, input: SignatureInput): Element {
+  return m.xd('SignedProperties', [
+    m.xd('SignedSignatureProperties', [
+      m.xdText('SigningTime', xmlTime(input.signingTime)),
+      m.xd('SigningCertificate', [
+        m.xd('Cert', [
+          m.xd('CertDigest', [digestMethod(m), m.dsText('DigestValue', base64(sha256(input.certificate.raw)))]),
+          m.xd('IssuerSerial', [
+            m.dsText('X509IssuerName', rfc4514Name(input.certificate.issuer)),
+            m.dsText('X509SerialNumber', BigInt(`0x${input.certificate.serialNumber}`).toString(10)),
           ]),
         ]),
       ]),
-      el('xd:SignaturePolicyIdentifier', {}, [el('xd:SignaturePolicyImplied')]),
+      m.xd('SignaturePolicyIdentifier', [m.xd('SignaturePolicyImplied')]),
     ]),
-  ]);
+  ], { Id: 'idSignedProperties' });
 }
 
 function signatureAlgorithm(key: KeyObject): { uri: string; sign: (data: string) => Buffer } {
@@ -112,39 +136,44 @@ function signatureAlgorithm(key: KeyObject): { uri: string; sign: (data: string)
   return { uri: ALGORITHMS.rsaSha256, sign: (data) => signBytes('sha256', Buffer.from(data), key) };
 }
 
-/** Builds and signs the <Signature>; returns the signature part (UTF-8 XML). */
+/**
+ * Builds and signs the <Signature>; returns the signature part (UTF-8 XML). The tree is built
+ * whole first; each referenced element is then digested in place, in its canonical form as a
+ * subset of the final document (the one C14N, ooxml/c14n.ts, that verification uses), and the
+ * part is written in canonical form.
+ */
 export function buildSignatureXml(input: SignatureInput): string {
-  const dsig = { '': NS.dsig };
-  const packageObj = packageObject(input);
-  const officeObj = officeObject(input);
-  const signedProps = signedProperties(input);
-  const qualifying = el('xd:QualifyingProperties', { Target: `#${SIGNATURE_ID}` }, [signedProps], { xd: NS.xades132 });
-  // Each referenced element is hashed in its canonical form as a subset of the final document.
-  const reference = (uri: string, type: string, node: XmlElement, inherited: Record<string, string>, transforms: boolean) =>
-    el('Reference', { URI: uri, Type: type }, [
-      ...(transforms ? [el('Transforms', {}, [el('Transform', { Algorithm: ALGORITHMS.c14n })])] : []),
-      digestMethod(),
-      text('DigestValue', base64(sha256(canonicalize(node, inherited)))),
-    ]);
-  const algorithm = signatureAlgorithm(input.privateKey);
-  const signedInfo = el('SignedInfo', {}, [
-    el('CanonicalizationMethod', { Algorithm: ALGORITHMS.c14n }),
-    el('SignatureMethod', { Algorithm: algorithm.uri }),
-    reference('#idPackageObject', ALGORITHMS.objectType, packageObj, dsig, false),
-    reference('#idOfficeObject', ALGORITHMS.objectType, officeObj, dsig, false),
-    reference('#idSignedProperties', ALGORITHMS.signedPropertiesType, signedProps, { ...dsig, xd: NS.xades132 }, true),
-  ]);
-  const signatureValue = algorithm.sign(canonicalize(signedInfo, dsig));
-  const keyInfo = el('KeyInfo', {}, [
-    el('X509Data', {}, [input.certificate, ...input.chain].map((c) => text('X509Certificate', base64(c.raw)))),
-  ]);
-  const signature = el('Signature', { Id: SIGNATURE_ID }, [
-    signedInfo,
-    text('SignatureValue', base64(signatureValue)),
-    keyInfo,
+  const doc = new DOMImplementation().createDocument(null, '');
+  const m = makers(doc);
+  const packageObj = packageObject(m, input);
+  const officeObj = officeObject(m, input);
+  const signedProps = signedProperties(m, input);
+  const signature = m.ds('Signature', { Id: SIGNATURE_ID }, [
     packageObj,
     officeObj,
-    el('Object', {}, [qualifying]),
-  ], dsig);
-  return `<?xml version="1.0" encoding="UTF-8"?>${canonicalize(signature)}`;
+    m.ds('Object', {}, [m.xd('QualifyingProperties', [signedProps], { Target: `#${SIGNATURE_ID}` }, { xd: NS.xades132 })]),
+  ], { '': NS.dsig });
+  doc.appendChild(signature);
+
+  const reference = (uri: string, type: string, node: Element, transforms: boolean) =>
+    m.ds('Reference', { URI: uri, Type: type }, [
+      ...(transforms ? [m.ds('Transforms', {}, [m.ds('Transform', { Algorithm: ALGORITHMS.c14n })])] : []),
+      digestMethod(m),
+      m.dsText('DigestValue', base64(sha256(canonicalize(node, C14N)))),
+    ]);
+  const algorithm = signatureAlgorithm(input.privateKey);
+  const signedInfo = m.ds('SignedInfo', {}, [
+    m.ds('CanonicalizationMethod', { Algorithm: ALGORITHMS.c14n }),
+    m.ds('SignatureMethod', { Algorithm: algorithm.uri }),
+    reference('#idPackageObject', ALGORITHMS.objectType, packageObj, false),
+    reference('#idOfficeObject', ALGORITHMS.objectType, officeObj, false),
+    reference('#idSignedProperties', ALGORITHMS.signedPropertiesType, signedProps, true),
+  ]);
+  signature.insertBefore(signedInfo, packageObj);
+  const signatureValue = algorithm.sign(canonicalize(signedInfo, C14N));
+  signature.insertBefore(m.dsText('SignatureValue', base64(signatureValue)), packageObj);
+  signature.insertBefore(m.ds('KeyInfo', {}, [
+    m.ds('X509Data', {}, [input.certificate, ...input.chain].map((c) => m.dsText('X509Certificate', base64(c.raw)))),
+  ]), packageObj);
+  return `<?xml version="1.0" encoding="UTF-8"?>${canonicalize(signature, C14N)}`;
 }

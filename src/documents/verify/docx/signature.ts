@@ -6,7 +6,7 @@ import { buildChain } from '../../pki/chain.js';
 import type { TrustStore } from '../../pki/trust.js';
 import { readTimestampToken } from '../../pki/timestamp.js';
 import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
-import { C14N_ALGORITHMS, canonicalize } from './c14n.js';
+import { C14N_ALGORITHMS, canonicalize } from '../../ooxml/c14n.js';
 import { NS } from '../../ooxml/constants.js';
 import type { OpcPackage } from '../../ooxml/package.js';
 import { childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from '../../ooxml/xml.js';

@@ -1,6 +1,9 @@
 import type { Document, Element } from '@xmldom/xmldom';
-import { NS } from '../../ooxml/constants.js';
-import { childElements } from '../../ooxml/xml.js';
+import { NS } from './constants.js';
+import { canonicalize } from './c14n.js';
+import { childElements } from './xml.js';
+
+/** ECMA-376 Part 2 §13.2.4.24, the one implementation: signing computes with it what verification checks with it. */
 
 export interface RelationshipSelection {
   sourceIds: string[];
@@ -43,4 +46,9 @@ export function applyRelationshipTransform(doc: Document, selection: Relationshi
     root.appendChild(rel);
   }
   return { doc: copy, selectedIds: kept.map((rel) => rel.getAttribute('Id') ?? '') };
+}
+
+/** What a signature digests for a relationships part: the transform's output in Canonical XML 1.0 (as the Transform chain OOXML signatures use). */
+export function transformedRelationships(doc: Document, selection: RelationshipSelection): string {
+  return canonicalize(applyRelationshipTransform(doc, selection).doc, { exclusive: false, withComments: false });
 }

@@ -1,6 +1,6 @@
 import type { Attr, Document, Element, Node } from '@xmldom/xmldom';
-import { NS } from '../../ooxml/constants.js';
-import { CDATA_SECTION_NODE, COMMENT_NODE, DOCUMENT_NODE, ELEMENT_NODE, PROCESSING_INSTRUCTION_NODE, TEXT_NODE } from '../../ooxml/xml.js';
+import { NS } from './constants.js';
+import { CDATA_SECTION_NODE, COMMENT_NODE, DOCUMENT_NODE, ELEMENT_NODE, PROCESSING_INSTRUCTION_NODE, TEXT_NODE } from './xml.js';
 
 /**
  * Canonical XML 1.0 (inclusive, W3C REC-xml-c14n-20010315) and Exclusive XML Canonicalization
