@@ -31,7 +31,7 @@ const WHY = {
   typeSig: 'pyHanko refuses an RFC 3161 time-stamp stored with /Type /Sig; EU DSS and we read it as a document time-stamp (SubFilter ETSI.RFC3161)',
   periodName: 'pyHanko refuses a field name containing "."; EU DSS validates the file',
   doubleSignerInfo: 'pyHanko refuses a CMS with two SignerInfos; EU DSS validates the first, as we do',
-  derOrder: 'signed attributes not in DER order: pyHanko accepts them, RFC 5652 §5.4 and EU DSS do not (HASH_FAILURE)',
+  derOrder: 'signed attributes signed out of DER order (node-forge, these DSS samples): pyHanko, OpenSSL and NSS accept them; RFC 5652 §5.4 and EU DSS do not (HASH_FAILURE, the PKI layer\'s choice)',
   sneakyMk: 'pyHanko has no rule for /MK on a new signature field and answers OTHER; the field is invisible and signed, what follows the certification is a signature',
   appearanceWithoutValue: "an appearance replaced while the field's value stays as signed: EU DSS reports undefined changes and so do we; pyHanko accepts it as form filling",
   oneRange: 'a one-range /ByteRange: both hash the range; we stop at FORMAT_FAILURE before judging what follows, pyHanko also refuses (OTHER)',
@@ -39,19 +39,6 @@ const WHY = {
   rsaSha1: 'legacy adbe.x509.rsa_sha1: pyHanko does not list these signatures',
   pkcs7Sha1: 'an adbe.pkcs7.sha1 signature pyHanko does not list',
   pbad: 'a signature with SubFilter /PBAD.PAdES that pyHanko does not list (EU DSS lists it, as we do)',
-};
-
-/**
- * Known gaps owned by `pki` (coordinated in NOTICES.md), not deliberate differences: these CMS
- * signatures verify in pyHanko, poppler's pdfsig and `openssl cms -verify` (which checks the DER
- * encoding of the signed attributes), but the PKI layer reports HASH_FAILURE ("signed attributes
- * not DER"). Listed so the gap is visible; the check below fails once it is fixed, to drop them.
- */
-const PENDING_PKI: Record<string, string[]> = {
-  'signpdf-signed.pdf': ['Signature1'],
-  'signpdf-signed-once.pdf': ['Signature1'],
-  'signpdf-signed-twice.pdf': ['Signature1', 'Signature2'],
-  'verifypdf-bytes-added.pdf': ['Signature1'],
 };
 
 /** file → reason for the whole file, or signature field → reason. */
@@ -62,7 +49,6 @@ const DIFFERENCES: Record<string, string | Record<string, string>> = {
   'dss-2058-LTA-test.pdf': { Signature1: WHY.timestampAppearance },
   'dss-2236-annotation-and-visible-change.pdf': { ES_CERTIFYING_SIGNATURE: WHY.sneakyMk },
   'dss-2236-replace.pdf': { Signature2: WHY.appearanceWithoutValue },
-  'dss-818-Signature-P-DE_CRY-2_HASH_FAILURE.pdf': { 'Matthias Schlede  /  2014-11-13, 10:19:31 GMT  /  3955': WHY.derOrder },
   'dss-818-Signature-P-IT_ADO-1_HASH_FAILURE_ECDSA.pdf': { 'PrimeSign Signature1': WHY.derOrder },
   'dss-818-Signature-P-SK-1_HASH_FAILURE.pdf': { Signature1: WHY.derOrder, Signature2: WHY.derOrder, Signature3: WHY.derOrder, Signature4: WHY.derOrder, Signature5: WHY.derOrder },
   'dss-AD-RB.pdf': { 'SignHere_827f69f3-6da4-46a7-b473-9ba175a32d41': WHY.pbad, ENVELOPEID_04E32142CACE4C9DAB875C0FC264F2CF: WHY.derOrder },
@@ -109,6 +95,10 @@ const DIFFERENCES: Record<string, string | Record<string, string>> = {
   'dss-timestamped-fields.pdf': { signature1: WHY.structure },
   'dss-wrong-digest-algo.pdf': { Sig_12004651: WHY.pkcs7Sha1, Sig_25021452: WHY.vriType, Sig_530649210: WHY.vriType },
   'pyhanko-coverage-anomalies-one-byterange.pdf': { Sig1: WHY.oneRange },
+  'signpdf-signed.pdf': { Signature1: WHY.derOrder },
+  'signpdf-signed-once.pdf': { Signature1: WHY.derOrder },
+  'signpdf-signed-twice.pdf': { Signature1: WHY.derOrder, Signature2: WHY.derOrder },
+  'verifypdf-bytes-added.pdf': { Signature1: WHY.derOrder },
   'verifypdf-sample06-three-sigs-x509-rsa-sha1.pdf': { 'Alice-1-1016955823': WHY.rsaSha1, 'Alice-2-1074011529': WHY.rsaSha1, 'Alice-3-1014426354': WHY.rsaSha1 },
 };
 
@@ -165,16 +155,13 @@ describe('verify agrees with pyHanko on every signed corpus PDF, except where DS
         if (!problem) continue;
         const key = `${name}#${sig.field}`;
         if (typeof listed === 'string') happened.add(name);
-        else if (listed?.[sig.field] || PENDING_PKI[name]?.includes(sig.field)) happened.add(key);
+        else if (listed?.[sig.field]) happened.add(key);
         else unexplained.push(`${name} "${sig.field}": ${problem}`);
       }
     }
     expect(unexplained).toEqual([]);
     // Every listed difference still happens: one that no longer does must leave the list.
-    const keys = [
-      ...Object.entries(DIFFERENCES).flatMap(([file, r]) => (typeof r === 'string' ? [file] : Object.keys(r).map((f) => `${file}#${f}`))),
-      ...Object.entries(PENDING_PKI).flatMap(([file, fields]) => fields.map((f) => `${file}#${f}`)),
-    ];
+    const keys = Object.entries(DIFFERENCES).flatMap(([file, r]) => (typeof r === 'string' ? [file] : Object.keys(r).map((f) => `${file}#${f}`)));
     expect(keys.filter((key) => !happened.has(key))).toEqual([]);
   }, 1_200_000);
 });
