@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { validationError } from '../../errors/app-error.js';
+import type { PdfView } from '../pdf/document.js';
+import { PdfString, textString, type PdfDict } from '../pdf/objects.js';
 import type { SigningIdentity } from './identity.js';
 import type { AuditEvent, AuditRecord, SignOptions, SignRequest } from './types.js';
 
@@ -55,4 +57,29 @@ export function summariseEventData(event: AuditEvent, maxLength = 300): string {
   const parts = Object.entries(event.data).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
   const text = parts.join(', ');
   return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}
+
+/**
+ * The signature dictionary key holding the signature's audit record: a direct entry, so the record
+ * is covered by that signature's /ByteRange and changes nothing an earlier signature covers.
+ */
+export const AUDIT_TRAIL_KEY = 'DocprocAuditTrail';
+
+/** The record as compact JSON in a PDF text string (non-ASCII escaped as \uXXXX, so the string stays ASCII). */
+export function auditTrailString(record: AuditRecord): PdfString {
+  return textString(JSON.stringify(record).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+const MAX_AUDIT_TRAIL_BYTES = 4 * 1024 * 1024;
+
+/** The audit record a signature dictionary carries (as signed), or null when it has none or it is not JSON. */
+export function readAuditTrail(view: PdfView, signature: PdfDict): Record<string, unknown> | null {
+  const value = view.resolve(signature.get(AUDIT_TRAIL_KEY));
+  if (!(value instanceof PdfString) || value.bytes.length > MAX_AUDIT_TRAIL_BYTES) return null;
+  try {
+    const record: unknown = JSON.parse(value.text());
+    return record !== null && typeof record === 'object' && !Array.isArray(record) ? (record as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { assertSignableRequest, buildAuditRecord } from './audit.js';
+import { AUDIT_TRAIL_KEY, assertSignableRequest, auditTrailString, buildAuditRecord } from './audit.js';
 import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
 import type { SigningIdentity } from './identity.js';
 import { pdfDict, pdfName, textString, type PdfDict } from '../pdf/objects.js';
@@ -10,22 +10,18 @@ import { signaturePlaceholders, signedBytes, writeWithByteRange, type SignatureP
 import { readPdfStructure } from './pdf/structure.js';
 import { pdfDate } from './pdf/text.js';
 import { requestTimestamp } from '../pki/tsa-client.js';
-import type { FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
+import type { AuditRecord, FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
 
 /**
  * PAdES B-B (B-T with a TSA) signing as an incremental update: the original bytes stay
  * untouched, and one new revision carries the audit page(s), the audit-trail.json
  * attachment, the signature field and the signature, so the signature covers them all.
- * On an already signed PDF the audit record goes into a file-attachment annotation instead
- * (audit-trail-<n>.json), never through the catalog, so the earlier signatures stay valid.
+ * Every signature carries its audit record in its own dictionary (/DocprocAuditTrail); on an
+ * already signed PDF that is the only place, so the earlier signatures see nothing but a new
+ * signature field (no page, no attachment, no catalog change).
  */
 export const AUDIT_FILE_NAME = 'audit-trail.json';
 const AUDIT_DESCRIPTION = 'docproc signature audit trail';
-
-/** audit-trail-<n>.json with the first n from 2 that no attachment of the PDF uses yet. */
-function auditFileName(taken: Set<string>): string {
-  for (let n = 2; ; n++) if (!taken.has(`audit-trail-${n}.json`)) return `audit-trail-${n}.json`;
-}
 
 /** Room for ECDSA length jitter and the unsigned-attribute wrapper of a timestamp. */
 const CONTENTS_MARGIN = 64;
@@ -53,13 +49,14 @@ async function contentsSize(signer: CmsSigner, options: SignOptions): Promise<nu
   return size + CONTENTS_MARGIN;
 }
 
-function signatureDictionary(request: SignRequest, now: Date, placeholders: SignaturePlaceholders): PdfDict {
+function signatureDictionary(request: SignRequest, now: Date, placeholders: SignaturePlaceholders, audit: AuditRecord): PdfDict {
   const text = (value: string | undefined) => (value ? textString(value) : undefined);
   return pdfDict({
     Type: pdfName('Sig'), Filter: pdfName('Adobe.PPKLite'), SubFilter: pdfName('ETSI.CAdES.detached'),
     ByteRange: placeholders.byteRange, Contents: placeholders.contents, M: pdfDate(now),
     Name: text(request.signer.name), Reason: text(request.reason), Location: text(request.location), ContactInfo: text(request.contactInfo),
     Prop_Build: pdfDict({ App: pdfDict({ Name: pdfName('docproc') }) }),
+    [AUDIT_TRAIL_KEY]: auditTrailString(audit),
   });
 }
 
@@ -86,26 +83,20 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
       warnings.push('The PDF already carries signatures: no audit page was added, because a page added after signing is reported as a forbidden change by strict validators.');
     } else if (pdfA && (pdfA.conformance === 'A' || pdfA.conformance === 'U' || pdfA.part === 4)) {
       // Our audit page is untagged (and carries no Unicode mapping guarantees for -u): it would break the claim.
-      warnings.push(`The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the attachment where the part allows one.`);
+      warnings.push(`The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the signature dictionary.`);
     } else {
       edits.addAuditPages(audit);
     }
   }
-  const auditJson = Buffer.from(JSON.stringify(audit, null, 2));
-  if (pdfA && pdfA.part < 3) {
+  // The record always goes into the new signature's dictionary (covered by the signature); the
+  // first signature also attaches it as audit-trail.json where the document allows attachments.
+  if (alreadySigned) {
+    warnings.push(`The PDF already carries signatures: the audit record is in this signature's dictionary (/${AUDIT_TRAIL_KEY}, covered by the signature; verify reports it as auditTrail), not in a new attachment, which strict validators (pyHanko) count as a forbidden change for the earlier signatures, whose own validity this signing does not check.`);
+  } else if (pdfA && pdfA.part < 3) {
     // PDF/A-1 forbids embedded files; PDF/A-2 allows only embedded PDF/A files.
-    const onPage = request.certificate?.enabled !== false && !alreadySigned && pdfA.conformance === 'B';
-    warnings.push(`The PDF claims ${pdfALabel} conformance, which does not allow a JSON attachment: the audit-trail file was left out (${onPage ? 'the audit record is on the audit page' : 'no audit record is embedded in this PDF'}).`);
-  } else if (pdfA && alreadySigned) {
-    warnings.push(`The PDF claims ${pdfALabel} conformance and is already signed: the audit-trail file was left out (a PDF/A attachment must be associated through the catalog, which a later revision may not change).`);
-  } else if (!alreadySigned) {
-    edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, auditJson, now);
-  } else if (structure.docMdpPermission === undefined || structure.docMdpPermission === 3) {
-    const name = auditFileName(edits.attachmentNames());
-    edits.attachJsonAsAnnotation(name, AUDIT_DESCRIPTION, auditJson, now);
-    warnings.push(`The PDF already carries signatures: the audit record is attached as ${name} in a file-attachment annotation on the last page (a change PAdES allows after a signature, so it does not invalidate the earlier signatures, whose own validity this signing does not check; each covers only its own revision).`);
+    warnings.push(`The PDF claims ${pdfALabel} conformance, which does not allow a JSON attachment: ${AUDIT_FILE_NAME} was left out; the audit record is in the signature dictionary (/${AUDIT_TRAIL_KEY}).`);
   } else {
-    warnings.push(`The PDF is certified (DocMDP P=${structure.docMdpPermission}): the audit-trail attachment was left out because the certification does not permit annotations.`);
+    edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, Buffer.from(JSON.stringify(audit, null, 2)), now);
   }
 
   const signatureRef = writer.allocate();
@@ -117,7 +108,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };
   const size = await contentsSize(signer, options);
   const placeholders = signaturePlaceholders(size);
-  writer.set(signatureRef, signatureDictionary(request, now, placeholders));
+  writer.set(signatureRef, signatureDictionary(request, now, placeholders, audit));
   const span = writeWithByteRange(writer, placeholders);
   const { pdf, contentsStart } = span;
 

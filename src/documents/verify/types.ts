@@ -77,6 +77,8 @@ export interface SignatureReport {
   modificationsAfter: ModificationLevel;
   docMdp: DocMdpReport | null;
   fieldMdp: FieldMdpReport | null;
+  /** The docproc audit record in the signature dictionary as signed (/DocprocAuditTrail), or null. */
+  auditTrail: Record<string, unknown> | null;
   indication: Indication;
   subIndication: SubIndication | null;
   errors: string[];

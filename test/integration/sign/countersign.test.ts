@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,12 @@ import { createTestPki, pdfsig, qpdfCheck, type TestPki } from './pki.js';
 import { ecdsaP12, signRoutesFor, trustInNss, type SignRoutes } from './route-signing.js';
 import { QpdfReader } from '../../support/pdf-attacks.js';
 import { expectSoundSignedUpdate } from '../../support/signed-output.js';
+import { Pyhanko } from '../../support/pyhanko.js';
+import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
+import type { SignRequest } from '../../../src/documents/sign/types.js';
+import { verifyPdf } from '../../../src/documents/verify/verify-pdf.js';
+import { PdfView } from '../../../src/documents/pdf/document.js';
+import { walkPageTree } from '../../../src/documents/pdf/structure.js';
 
 /**
  * Countersigning: sign → sign → sign through POST /v1/sign (service identity, then a caller's
@@ -21,6 +28,7 @@ const corpus = (p: string) => readFileSync(path.join(CORPUS_DIR, p));
 let pki: TestPki;
 let app: FastifyInstance;
 let routes: SignRoutes;
+let pyhanko: Pyhanko;
 const chain: Buffer[] = [];
 const warnings: string[][] = [];
 
@@ -48,8 +56,25 @@ function attachment(pdf: Buffer, index: number): unknown {
   }
 }
 
+/**
+ * pyHanko's verdict per signature: VALID when intact, cryptographically valid and every change after
+ * it allowed by pyHanko's reference-tracking analysis (trust is ours to check: test roots).
+ */
+async function pyhankoVerdicts(pdf: Buffer): Promise<string[]> {
+  const file = path.join(pki.dir, `pyhanko-${process.hrtime.bigint()}.pdf`);
+  writeFileSync(file, pdf);
+  try {
+    const { signatures, error } = await pyhanko.validate(file);
+    if (!signatures) return [`unreadable: ${error}`];
+    return signatures.map((s) => `${s.field}: ${s.intact && s.valid && s.docmdp_ok !== false && s.level !== 'OTHER' && !s.error ? 'VALID' : `INVALID (${s.level} ${s.why ?? s.error ?? ''})`}`);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 beforeAll(async () => {
   pki = createTestPki();
+  pyhanko = new Pyhanko();
   ({ app } = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: 'countersign-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(pki.dir, 'data'), TRUST_ROOTS: path.join(pki.dir, 'root.pem') }));
   routes = await signRoutesFor(app, 'countersign@example.com');
   trustInNss(pki, await routes.serviceChain());
@@ -63,6 +88,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  pyhanko?.close();
   await app?.close();
   pki?.cleanup();
 });
@@ -87,10 +113,16 @@ describe('sign → sign → sign', () => {
     }
   });
 
-  it('earlier signatures see only annotations and signatures added after them', async () => {
+  it('earlier signatures see only signatures added after them', async () => {
     const report = await routes.verify(chain[2]!);
-    expect(report.signatures.map((s: { modificationsAfter: string }) => s.modificationsAfter)).toEqual(['annotations', 'annotations', 'none']);
+    expect(report.signatures.map((s: { modificationsAfter: string }) => s.modificationsAfter)).toEqual(['signatures', 'signatures', 'none']);
   });
+
+  it('pyHanko judges every signature VALID at every step (service, caller PKCS#12, service)', async () => {
+    for (const [i, pdf] of chain.entries()) {
+      expect(await pyhankoVerdicts(pdf), `step ${i + 1}`).toEqual(Array.from({ length: i + 1 }, (_, k) => `Signature${k + 1}: VALID`));
+    }
+  }, 180_000);
 
   it('pdfsig: every signature valid at every step; only the last covers the whole file', () => {
     for (const [i, pdf] of chain.entries()) {
@@ -101,26 +133,29 @@ describe('sign → sign → sign', () => {
     }
   });
 
-  it('each signing adds its own audit file; all stay retrievable under unique names', () => {
-    expect(attachments(chain[2]!).sort()).toEqual(['audit-trail-2.json', 'audit-trail-3.json', 'audit-trail.json']);
-    const names = attachments(chain[2]!);
-    const signers = names.map((_n, i) => JSON.stringify(attachment(chain[2]!, i + 1)));
-    for (const who of ['First Signer', 'Second Signer', 'Third Signer']) expect(signers.some((s) => s.includes(who)), who).toBe(true);
+  it('every record stays listed: verify reports each signature\'s own record, pdfdetach the first signature\'s audit-trail.json', async () => {
+    const report = await routes.verify(chain[2]!);
+    const records = report.signatures.map((s: { auditTrail: { signer: { name: string }; document: { sha256: string } } | null }) => s.auditTrail);
+    expect(records.map((r: { signer: { name: string } }) => r.signer.name)).toEqual(['First Signer', 'Second Signer', 'Third Signer']);
+    // Each record names the document as that signer received it.
+    const inputs = [corpus('pdf-unsigned/signpdf-formexample.pdf'), chain[0]!, chain[1]!];
+    expect(records.map((r: { document: { sha256: string } }) => r.document.sha256)).toEqual(inputs.map((pdf) => createHash('sha256').update(pdf).digest('hex')));
+    expect(attachments(chain[2]!)).toEqual(['audit-trail.json']);
+    expect(JSON.stringify(attachment(chain[2]!, 1))).toContain('First Signer');
     expect(qpdfCheck(pki, chain[2]!)).toContain('No syntax or stream encoding errors');
   });
 
-  it('the warning header says what was done and claims nothing it did not check', () => {
+  it('the warning header says where the record went and claims nothing it did not check', () => {
     expect(warnings[0]).toEqual([]);
-    for (const [step, name] of [[1, 'audit-trail-2.json'], [2, 'audit-trail-3.json']] as const) {
+    for (const step of [1, 2]) {
       const text = warnings[step]!.join(' | ');
       expect(text).toContain('no audit page was added');
-      expect(text).toContain(`attached as ${name} in a file-attachment annotation`);
-      expect(text).toContain('does not invalidate the earlier signatures');
+      expect(text).toContain("the audit record is in this signature's dictionary (/DocprocAuditTrail");
       expect(text).not.toMatch(/signatures stay valid/);
     }
   });
 
-  it('the audit record of a countersignature never goes through the catalog', () => {
+  it('a countersignature changes nothing but the form: no catalog entry, no page, no annotation besides its widget', () => {
     const catalogEntries = (pdf: Buffer) => {
       const file = path.join(pki.dir, `catalog-${process.hrtime.bigint()}.pdf`);
       writeFileSync(file, pdf);
@@ -135,7 +170,13 @@ describe('sign → sign → sign', () => {
     };
     expect(catalogEntries(chain[1]!)).toBe(catalogEntries(chain[0]!));
     expect(catalogEntries(chain[2]!)).toBe(catalogEntries(chain[0]!));
-    expect(chain[1]!.subarray(chain[0]!.length).toString('latin1')).toMatch(/\/Subtype \/FileAttachment/);
+    for (const step of [1, 2]) {
+      const update = chain[step]!.subarray(chain[step - 1]!.length).toString('latin1');
+      expect(update).not.toMatch(/\/Subtype \/FileAttachment/);
+      expect(update).toMatch(/\/DocprocAuditTrail \(/);
+      const pages = (pdf: Buffer) => walkPageTree(new PdfView(pdf, pdf.length)).pages.length;
+      expect(pages(chain[step]!)).toBe(pages(chain[step - 1]!));
+    }
   });
 });
 
@@ -152,4 +193,40 @@ describe('countersigning third-party signed PDFs', () => {
     expect(after.signatures.at(-1)).toMatchObject({ indication: 'TOTAL_PASSED' });
     expect(pdfsig(pki, signed).map((s) => s.valid)).toEqual(pdfsig(pki, original).map((s) => s.valid).concat(true));
   });
+
+  it('pyHanko-signed, then countersigned by us: pyHanko judges both VALID, and both keep their place in our verify', async () => {
+    const input = path.join(pki.dir, 'for-pyhanko.pdf');
+    const output = path.join(pki.dir, 'by-pyhanko.pdf');
+    writeFileSync(input, corpus('pdf-unsigned/signpdf-w3dummy.pdf'));
+    await pyhanko.sign({ in: input, out: output, field: 'PyHankoSig', key: path.join(pki.dir, 'rsa.key'), cert: path.join(pki.dir, 'rsa.pem'), chain: [path.join(pki.dir, 'root.pem')] });
+    const byPyhanko = readFileSync(output);
+    expect(await pyhankoVerdicts(byPyhanko)).toEqual(['PyHankoSig: VALID']);
+    const countersigned = await routes.sign(byPyhanko, { signer: 'Countersigner' });
+    expectSoundSignedUpdate(byPyhanko, countersigned);
+    expect(await pyhankoVerdicts(countersigned)).toEqual(['PyHankoSig: VALID', 'Signature1: VALID']);
+    const report = await routes.verify(countersigned);
+    expect(report.signatures.map((s: { indication: string }) => s.indication)).toEqual(['TOTAL_PASSED', 'TOTAL_PASSED']);
+    expect(report.signatures.map((s: { auditTrail: { signer: { name: string } } | null }) => s.auditTrail?.signer.name ?? null)).toEqual([null, 'Countersigner']);
+  }, 120_000);
+});
+
+describe('a record is never lost', () => {
+  it('a one-page PDF signed twice without the audit page: both records are in their signatures, pyHanko and our verify accept both', async () => {
+    const request = (name: string): SignRequest => ({
+      signer: { name, email: 'one@example.com' },
+      auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00Z' }],
+      certificate: { enabled: false },
+    });
+    const input = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
+    const once = (await signPdfReport(input, request('Only Page One'), pki.rsa)).document;
+    const twice = await signPdfReport(once, request('Only Page Two'), pki.ec);
+    expectSoundSignedUpdate(once, twice.document);
+    const report = verifyPdf(twice.document, { trustRoots: [pki.rootPem] });
+    expect(report.signatures.map((s) => [s.indication, (s.auditTrail as { signer: { name: string } } | null)?.signer.name])).toEqual([
+      ['TOTAL_PASSED', 'Only Page One'],
+      ['TOTAL_PASSED', 'Only Page Two'],
+    ]);
+    expect(attachments(twice.document)).toEqual(['audit-trail.json']);
+    expect(await pyhankoVerdicts(twice.document)).toEqual(['Signature1: VALID', 'Signature2: VALID']);
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { SignRequest } from '../../../src/documents/sign/types.js';
+import { verifyPdf } from '../../../src/documents/verify/verify-pdf.js';
 import { createTestPki, pdfsig, type TestPki } from './pki.js';
 import { expectSoundSignedUpdate } from '../../support/signed-output.js';
 
@@ -59,13 +60,15 @@ describe('signing PDF/A documents', () => {
     const result = await signPdfReport(input, request, pki.rsa);
     expectSoundSignedUpdate(input, result.document);
     expect(inspect(result.document)).toMatchObject({ pages: 2, attachments: [] });
-    expect(result.warnings.join(' ')).toMatch(new RegExp(`PDF/A-${part}b.*audit-trail file was left out`));
+    expect(result.warnings.join(' ')).toMatch(new RegExp(`PDF/A-${part}b.*audit-trail.json was left out; the audit record is in the signature dictionary`));
+    expect(verifyPdf(result.document, { trustRoots: [pki.rootPem] }).signatures[0]!.auditTrail).toMatchObject({ signer: { name: 'Ada PDF/A' } });
     expect(pdfsig(pki, result.document)[0]).toMatchObject({ valid: true, total: true });
   });
 
-  it('PDF/A-2a (tagged): neither an untagged audit page nor an attachment', async () => {
+  it('PDF/A-2a (tagged): neither an untagged audit page nor an attachment; the record is in the signature', async () => {
     const result = await signPdfReport(await pdfAClaiming(2, 'A', false), request, pki.rsa);
     expect(inspect(result.document)).toMatchObject({ pages: 1, attachments: [] });
+    expect(verifyPdf(result.document, { trustRoots: [pki.rootPem] }).signatures[0]!.auditTrail).toMatchObject({ signer: { email: 'ada@example.com' } });
     expect(result.warnings.join(' ')).toMatch(/no audit page was added, because an untagged page would break it/);
   });
 
@@ -75,11 +78,12 @@ describe('signing PDF/A documents', () => {
     expect(result.warnings).toEqual([]);
   });
 
-  it('PDF/A-3b countersigned: the second audit file is left out with a warning, both signatures valid', async () => {
+  it('PDF/A-3b countersigned: no second attachment (the catalog stays as signed), the record is in the signature, both signatures valid', async () => {
     const once = (await signPdfReport(await pdfAClaiming(3, 'B'), request, pki.rsa)).document;
     const twice = await signPdfReport(once, request, pki.rsa);
     expect(inspect(twice.document).attachments).toEqual(['audit-trail.json']);
-    expect(twice.warnings.join(' ')).toMatch(/PDF\/A-3b conformance and is already signed: the audit-trail file was left out/);
+    expect(twice.warnings.join(' ')).toMatch(/the audit record is in this signature's dictionary/);
+    expect(verifyPdf(twice.document, { trustRoots: [pki.rootPem] }).signatures.map((s) => s.auditTrail !== null)).toEqual([true, true]);
     expect(pdfsig(pki, twice.document).map((s) => s.valid)).toEqual([true, true]);
   });
 

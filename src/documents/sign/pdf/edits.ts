@@ -129,38 +129,6 @@ export class RevisionEdits {
     this.setCatalog(catalog);
   }
 
-  /**
-   * A JSON file in a file-attachment annotation on the last page. Unlike the catalog's name tree,
-   * adding an annotation is a change PAdES and DocMDP (P=3) allow after a signature, so earlier
-   * signatures stay valid.
-   */
-  attachJsonAsAnnotation(fileName: string, description: string, json: Buffer, now: Date): void {
-    const specRef = this.embedFile(fileName, description, json, now);
-    const pageRef = this.structure.pageRefs[this.structure.pageRefs.length - 1]!;
-    const annotRef = this.writer.allocate();
-    this.writer.set(annotRef, pdfDict({
-      Type: pdfName('Annot'), Subtype: pdfName('FileAttachment'), Rect: [4, 4, 16, 20], FS: specRef, Name: pdfName('Paperclip'),
-      Contents: textString(description), T: textString('docproc'), M: pdfDate(now), P: pageRef,
-    }));
-    this.appendTo(pageRef, 'Annots', annotRef);
-  }
-
-  /** File names already used by attachments: the EmbeddedFiles name tree (flat) and file-attachment annotations. */
-  attachmentNames(): Set<string> {
-    const names = new Set<string>();
-    const tree = this.dict(this.dict(this.catalog.get('Names'))?.get('EmbeddedFiles'));
-    const entries = this.array(tree?.get('Names'));
-    for (let i = 0; i < entries.length; i += 2) names.add(asText(this.resolve(entries[i])) ?? '');
-    for (const pageRef of this.structure.pageRefs) {
-      for (const annot of this.array(this.dict(pageRef)?.get('Annots'))) {
-        const spec = this.dict(this.dict(annot)?.get('FS'));
-        const name = asText(this.resolve(spec?.get('UF'))) ?? asText(this.resolve(spec?.get('F')));
-        if (name) names.add(name);
-      }
-    }
-    return names;
-  }
-
   private insertIntoNameTree(node: PdfDict | undefined, key: string, value: PdfRef): PdfDict {
     const keyString = textString(key);
     if (!node) return pdfDict({ Names: [keyString, value] });

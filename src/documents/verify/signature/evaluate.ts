@@ -7,6 +7,7 @@ import { checkSignedData, type CmsCheck } from '../../pki/cms/signed-data.js';
 import { readTimestampToken } from '../../pki/timestamp.js';
 import type { PdfView, RevisionEnd } from '../../pdf/document.js';
 import { PdfDict, PdfString, asArray, asDict, asNumber, asText, isName, nameOf, type PdfValue } from '../../pdf/objects.js';
+import { readAuditTrail } from '../../sign/audit.js';
 import type { SignatureFieldRef } from '../../pdf/structure.js';
 import type { ChainRevocation } from '../../pki/revocation/check.js';
 import type { DocMdpReport, SignatureReport } from '../types.js';
@@ -77,6 +78,7 @@ function emptyReport(field: SignatureFieldRef): SignatureReport {
     modificationsAfter: 'none',
     docMdp: null,
     fieldMdp: null,
+    auditTrail: null,
     indication: 'INDETERMINATE',
     subIndication: 'SIGNED_DATA_NOT_FOUND',
     errors: [],
@@ -188,6 +190,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   report.kind = isName(dict.get('Type'), 'DocTimeStamp') || report.subFilter === 'ETSI.RFC3161' ? 'documentTimestamp' : 'approval';
   report.reason = asText(view.resolve(dict.get('Reason'))) ?? null;
   report.location = asText(view.resolve(dict.get('Location'))) ?? null;
+  report.auditTrail = readAuditTrail(view, dict);
   report.signingTime = parsePdfDate(asText(view.resolve(dict.get('M'))));
   const docMdp = docMdpOf(dict, view);
   if (docMdp) {

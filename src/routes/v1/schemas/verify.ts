@@ -140,6 +140,13 @@ export const VerifySignatureSchema = Type.Object({
     ),
     Type.Null(),
   ]),
+  auditTrail: Type.Union([
+    Type.Object({}, {
+      additionalProperties: true,
+      description: 'The audit record docproc wrote into this signature\'s dictionary (/DocprocAuditTrail, covered by the signature): signer, audit events, document hash, certificate. Every docproc PDF signature carries one; the first signature of a document also attaches it as audit-trail.json.',
+    }),
+    Type.Null(),
+  ]),
   indication: Indication,
   subIndication: Type.Union([SubIndication, Type.Null()]),
   errors: Type.Array(Type.String()),
