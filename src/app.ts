@@ -3,7 +3,8 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { assertCertificateCurrent } from './documents/sign/identity.js';
 import { installAuth } from './http/auth.js';
 import { DocumentResultSchema } from './http/document-reply.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -44,6 +45,18 @@ export interface BuildOptions extends ServiceOverrides {
 /** Assembles the service: external plugins, our hooks, routes, and the one error handler. */
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
+/** Opens SIGNING_P12 (or the allowed development CA); a file that cannot be opened stops start-up. */
+async function requireSigningIdentity(services: Services): Promise<void> {
+  try {
+    // A certificate outside its validity period opens but signs nothing that could validate.
+    assertCertificateCurrent((await services.signing()).identity.certificate, new Date());
+  } catch (err) {
+    await services.close();
+    const reason = (err as Error).message.replace(/\s+/g, ' ');
+    throw new ConfigError('SIGNING_P12', `(with SIGNING_P12_PASSWORD) cannot be used for signing: ${reason}`);
+  }
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger === undefined ? loggerOptions(config.logLevel) : options.logger,
@@ -64,8 +77,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('services', services);
   app.addHook('onClose', () => services.close());
   describeSetup(services, app.log);
-  // Load (or create, the first time) the signing identity now rather than on the first request.
-  services.signing().catch((err) => app.log.error({ err }, 'the signing identity could not be loaded; sign and verify answer 5xx'));
+  // Load (or create, the first time) the signing identity now rather than on the first request;
+  // production does not start with one it cannot open.
+  if (config.production) await requireSigningIdentity(services);
+  else services.signing().catch((err) => app.log.error({ err }, 'the signing identity could not be loaded; sign and verify answer 5xx'));
   if (services.office) await services.office.start();
   if (!(await services.store.connected())) app.log.error('the key store is not reachable yet; protected routes answer 503 until it is');
 

@@ -13,6 +13,8 @@ export interface RevocationFetchConfig {
 }
 
 export interface Config {
+  /** NODE_ENV=production: no development fallback is accepted (see assertProductionReady). */
+  production: boolean;
   port: number;
   host: string;
   logLevel: string;
@@ -69,7 +71,11 @@ export interface Config {
   metricsToken?: string;
   /** Hosts whose images Markdown/HTML conversions may fetch (exact or *.example.com); empty = none. */
   remoteImageHosts: string[];
-  signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string };
+  /**
+   * allowDevelopment: ALLOW_DEVELOPMENT_SIGNING, which lets production sign with the development CA
+   * when SIGNING_P12 is unset (a demo deployment; logged at every start).
+   */
+  signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string; allowDevelopment: boolean };
   /** REVOCATION_FETCH: verify asks OCSP responders / CRL distribution points the PDF carries no evidence for. */
   revocation: RevocationFetchConfig;
   shutdownGraceMs: number;
@@ -166,25 +172,55 @@ function readHostList(env: Env, name: string): string[] {
   return hosts;
 }
 
+/**
+ * In production every development fallback is refused at start-up: verification codes written to
+ * the log instead of mailed, keys in one process's memory, signatures by the development CA.
+ * ALLOW_DEVELOPMENT_SIGNING=true lets a demo deployment keep the last one (it is logged loudly).
+ */
+function assertProductionReady(env: Env, signing: Config['signing']): void {
+  if (!env.REDIS_URL?.trim()) {
+    throw new ConfigError('REDIS_URL', 'must be set in production (e.g. redis://redis:6379): without it keys and codes live in one process and are lost on restart');
+  }
+  if (!env.SMTP_URL?.trim()) {
+    throw new ConfigError('SMTP_URL', 'must be set in production (e.g. smtps://user:password@smtp.example.com:465): without it verification codes are written to the log instead of mailed');
+  }
+  if (!signing.p12 && !signing.allowDevelopment) {
+    throw new ConfigError('SIGNING_P12', 'must be set in production (a PKCS#12 file path or its base64, with SIGNING_P12_PASSWORD); ALLOW_DEVELOPMENT_SIGNING=true signs with the development CA instead, for demos only');
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production';
   const cpus = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
   const given = env.API_KEY_PEPPER ?? '';
   if (given && given.length < 16) throw new ConfigError('API_KEY_PEPPER', 'must be at least 16 characters');
   // A placeholder copied from an example is as public as no pepper at all.
   const pepper = PLACEHOLDER_PEPPERS.has(given) ? '' : given;
-  if (!pepper && env.NODE_ENV === 'production') {
+  if (!pepper && production) {
     throw new ConfigError('API_KEY_PEPPER', given ? 'is a published placeholder; set a long random secret (e.g. openssl rand -base64 32)' : 'must be set in production (a long random secret, e.g. openssl rand -base64 32)');
   }
   const mailFrom = env.MAIL_FROM?.trim() || 'docproc <no-reply@docproc.local>';
   if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', 'must contain an e-mail address');
 
+  const signing = {
+    p12: env.SIGNING_P12?.trim() || undefined,
+    p12Password: env.SIGNING_P12_PASSWORD ?? '',
+    tsaUrl: readUrl(env, 'TSA_URL', ['http:', 'https:']),
+    trustRootsFile: env.TRUST_ROOTS?.trim() || undefined,
+    allowDevelopment: readBool(env, 'ALLOW_DEVELOPMENT_SIGNING', false),
+  };
+  const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
+  if (production) assertProductionReady(env, signing);
+
   return {
+    production,
     port: readInt(env, 'PORT', 3000, 0, 65535),
     host: env.HOST?.trim() || '0.0.0.0',
     logLevel: readOneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     publicUrl: readUrl(env, 'PUBLIC_URL', ['http:', 'https:']),
-    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    redisUrl,
+    smtpUrl,
     mailFrom,
     pepper: pepper || DEV_PEPPER,
     pepperIsDefault: !pepper,
@@ -236,12 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboundAllowPrivateAddresses: readBool(env, 'OUTBOUND_ALLOW_PRIVATE_ADDRESSES', false),
     metricsToken: readSecret(env, 'METRICS_TOKEN'),
     remoteImageHosts: readHostList(env, 'REMOTE_IMAGE_HOSTS'),
-    signing: {
-      p12: env.SIGNING_P12?.trim() || undefined,
-      p12Password: env.SIGNING_P12_PASSWORD ?? '',
-      tsaUrl: readUrl(env, 'TSA_URL', ['http:', 'https:']),
-      trustRootsFile: env.TRUST_ROOTS?.trim() || undefined,
-    },
+    signing,
     revocation: {
       fetch: readBool(env, 'REVOCATION_FETCH', false),
       timeoutMs: readInt(env, 'REVOCATION_TIMEOUT_MS', 5_000, 100),

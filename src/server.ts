@@ -4,16 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 
 /** Process entry: load config, build the app, listen, and drain on SIGTERM/SIGINT. */
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const app = await buildApp(config);
   const openRequests = trackOpenRequests(app.server);
   let closing = false;
@@ -78,6 +69,11 @@ const acceptPendingConnections = () =>
   new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), 50));
 
 main().catch((err) => {
+  // A setting the service refuses: one line naming it, and exit 2 (an orchestrator shows the line).
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error('docproc failed to start:', err);
   process.exit(1);
 });

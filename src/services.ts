@@ -99,7 +99,11 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   let signingSetup: Promise<SigningSetup> | undefined;
   const loadSigning = async (): Promise<SigningSetup> => {
     const identity = await loadSigningIdentity({ signingP12: config.signing.p12, signingP12Password: config.signing.p12Password, dataDir: config.dataDir });
-    if (identity.isDevelopment) log.warn(`SIGNING_P12 not set: signing with a development CA kept in ${config.dataDir}; signatures are for development only`);
+    if (identity.isDevelopment && config.production) {
+      log.error(`ALLOW_DEVELOPMENT_SIGNING=true in production: documents are signed by the development CA kept in ${config.dataDir}, which no one trusts; set SIGNING_P12 to the operator's PKCS#12 before real use`);
+    } else if (identity.isDevelopment) {
+      log.warn(`SIGNING_P12 not set: signing with a development CA kept in ${config.dataDir}; signatures are for development only`);
+    }
     const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
     return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
   };

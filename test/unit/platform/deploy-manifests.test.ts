@@ -133,6 +133,27 @@ describe('docker-compose.yml and deploy/nginx.conf', () => {
     expect(Number(/^(\d+)s$/.exec(docproc.stop_grace_period)![1]) * 1000).toBeGreaterThan(30_000);
   });
 
+  it('ships what production needs: the image’s NODE_ENV=production accepts its settings, secrets come by reference', () => {
+    const { docproc } = compose().services;
+    const environment: Record<string, string> = docproc.environment;
+    // ${VAR:?message} and ${VAR?message}: compose refuses to start without the operator's value.
+    expect(environment.API_KEY_PEPPER).toMatch(/^\$\{API_KEY_PEPPER:\?/);
+    expect(environment.SIGNING_P12_PASSWORD).toMatch(/^\$\{SIGNING_P12_PASSWORD\?/);
+    // The PKCS#12 is a compose secret from a file the operator names, mounted where SIGNING_P12 points.
+    const [secretName] = docproc.secrets;
+    expect(environment.SIGNING_P12).toBe(`/run/secrets/${secretName}`);
+    expect(compose().secrets[secretName].file).toMatch(/^\$\{SIGNING_P12_FILE:\?/);
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toMatch(/^ENV NODE_ENV=production /m);
+    const operatorValues: Record<string, string> = { API_KEY_PEPPER: 'a-real-random-secret-0123456789', SIGNING_P12_PASSWORD: '' };
+    // Compose's interpolation: the operator's value, else the default after `:-`.
+    const interpolate = (value: string) =>
+      value.replace(/\$\{(\w+)(?::-([^}]*)|:?\?[^}]*)?\}/g, (_all, name: string, fallback?: string) => operatorValues[name] ?? fallback ?? '');
+    const env = Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, interpolate(String(value))]));
+    const config = loadConfig({ NODE_ENV: 'production', ...env });
+    expect(config.signing.p12).toBe(environment.SIGNING_P12);
+    expect(config.signing.allowDevelopment).toBe(false);
+  });
+
   it('nginx re-resolves the replicas, re-sends only requests that never reached one, and ejects a replica only for failed connections', () => {
     expect(nginx).toMatch(/server docproc:3000 resolve/);
     expect(nginx).toMatch(/zone docproc/);
