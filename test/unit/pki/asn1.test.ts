@@ -154,9 +154,16 @@ describe('signed attributes are checked over their DER encoding (RFC 5652 §5.4)
     ['dss-AD-RB.pdf', [1]],
   ] as const)('%s: signatures %j are TOTAL_FAILED/HASH_FAILURE', (name, failing) => {
     const report = verifyPdf(readFileSync(path.join(CORPUS_DIR, 'pdf-signed-suites', name)), { trustRoots: [] });
-    const hashFailures = report.signatures.flatMap((s, i) => (s.subIndication === 'HASH_FAILURE' ? [i] : []));
-    expect(hashFailures).toEqual(failing);
-    for (const i of failing) expect(report.signatures[i]!.errors.join(' ')).toMatch(/not DER-encoded/);
+    const notDer = report.signatures.flatMap((s, i) => (/not DER-encoded/.test(s.errors.join(' ')) ? [i] : []));
+    expect(notDer).toEqual(failing);
+    for (const i of failing) {
+      const signature = report.signatures[i]!;
+      expect(signature.indication).toBe('TOTAL_FAILED');
+      // SK-1's time-stamp dictionary repeats /Type with another value: the reader refuses the file as
+      // ambiguous (FORMAT_FAILURE) before the hash verdict, and still names the non-DER attributes.
+      const ambiguous = report.signatures.some((s) => /can be read in more than one way/.test(s.errors.join(' ')));
+      expect(signature.subIndication).toBe(ambiguous ? 'FORMAT_FAILURE' : 'HASH_FAILURE');
+    }
   });
 
   const { root, signer } = makeTestPki();
