@@ -4,7 +4,7 @@ import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { createCertificate, subjectKeyIdentifier } from './dev-certificate.js';
 import { readPkcs12, Pkcs12Error, type Pkcs12Contents } from '../pki/pkcs12/read.js';
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 
 /**
  * Who signs: the operator's PKCS#12 (SIGNING_P12 + SIGNING_P12_PASSWORD), a caller's own
@@ -97,6 +97,11 @@ export function parsePkcs12(p12: Uint8Array, passphrase: string, isDevelopment =
       throw invalidCertificate('The PKCS#12 could not be opened with this passphrase; check the passphrase.');
     }
     if (err instanceof Pkcs12Error && err.problem === 'unsupported') throw invalidCertificate(`The PKCS#12 cannot be used: ${err.message}.`);
+    if (err instanceof Pkcs12Error && err.problem === 'budget') {
+      throw unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `Opening this PKCS#12 would take more key-derivation work than one request may use: ${err.message}. Export it again with fewer iterations (OpenSSL's default is 2048).`, {
+        extensions: { limit: { name: 'sign.p12KdfRounds', max: err.work!.max } },
+      });
+    }
     throw invalidCertificate('The certificate file is not a readable PKCS#12 (.p12/.pfx) archive.');
   }
   if (contents.keys.length === 0) throw invalidCertificate('The PKCS#12 holds no private key.');

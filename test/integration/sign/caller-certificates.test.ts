@@ -8,6 +8,7 @@ import { CORPUS_DIR } from '../../support/corpus.js';
 import { issueTestKey } from '../../support/api-key.js';
 import { buildTestApp } from '../../support/test-app.js';
 import { makeLeaf, makeRoot, type TestIdentity } from '../../unit/verify/helpers/pki.js';
+import { hostilePkcs12 } from '../../support/pkcs12-hostile.js';
 
 /**
  * Caller PKCS#12 files at the edges: certificates that cannot make a lasting signature are refused
@@ -29,14 +30,14 @@ function p12Of(identity: TestIdentity, password: string, extra: string[] = []): 
   return data;
 }
 
-function sign(p12: Buffer, passphrase?: string) {
+function sign(p12: Buffer | undefined, passphrase?: string, apiKey = key) {
   const body = {
     document: { base64: pdf().toString('base64') },
     signer: { name: 'Edge Case', email: 'edge@example.com' },
     auditTrail: [{ type: 'submit', timestamp: '2025-03-01T09:01:00.000Z' }],
-    p12: { base64: p12.toString('base64'), ...(passphrase === undefined ? {} : { passphrase }) },
+    ...(p12 ? { p12: { base64: p12.toString('base64'), ...(passphrase === undefined ? {} : { passphrase }) } } : {}),
   };
-  return app.inject({ method: 'POST', url: '/v1/sign', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/pdf' }, payload: JSON.stringify(body) });
+  return app.inject({ method: 'POST', url: '/v1/sign', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/pdf' }, payload: JSON.stringify(body) });
 }
 
 let root: TestIdentity;
@@ -84,5 +85,29 @@ describe('PKCS#12 with an empty password', () => {
       expect(res.statusCode, `${String(passphrase)}: ${res.body.slice(0, 300)}`).toBe(200);
       expect(res.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
     }
+  });
+});
+
+describe('PKCS#12 key-derivation work is bounded per file (issue 26 item 2)', () => {
+  it('a 4 KB PKCS#12 of 20 shrouded keys × 1 000 000 iterations is refused at once with 422 DOCUMENT_TOO_COMPLEX; another key signs meanwhile', async () => {
+    const hostile = hostilePkcs12(20, 1_000_000);
+    expect(hostile.length).toBeLessThan(4096);
+    const otherKey = await issueTestKey(app, 'p12-bystander@example.com');
+    const started = performance.now();
+    const timed = async (request: Promise<Awaited<ReturnType<typeof sign>>>) => {
+      const res = await request;
+      return { res, ms: performance.now() - started };
+    };
+    // Two hostile files (they took every worker for the whole 60 s deadline before) and a bystander's sign.
+    const [first, second, bystander] = await Promise.all([timed(sign(hostile, '')), timed(sign(hostile, 'pw')), timed(sign(undefined, undefined, otherKey))]);
+    for (const { res } of [first, second]) {
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(422);
+      expect(res.json()).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', limit: { name: 'sign.p12KdfRounds', max: 1_000_000 } });
+      expect(res.json().detail).toMatch(/6[12],000,000 key-derivation rounds/);
+    }
+    expect(bystander.res.statusCode, bystander.res.body.slice(0, 300)).toBe(200);
+    // Generous against a loaded machine: deriving the keys would take minutes.
+    expect(Math.max(first.ms, second.ms)).toBeLessThan(10_000);
+    console.log(`hostile PKCS#12 (${hostile.length} bytes) refused in ${first.ms.toFixed(0)} / ${second.ms.toFixed(0)} ms; bystander's sign ${bystander.ms.toFixed(0)} ms`);
   });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePkcs12 } from '../../../src/documents/sign/identity.js';
-import { MAX_ITERATIONS, Pkcs12Error, readPkcs12 } from '../../../src/documents/pki/pkcs12/read.js';
+import { PKCS12_BUDGET, Pkcs12Error, readPkcs12 } from '../../../src/documents/pki/pkcs12/read.js';
 import { decryptBlock, encryptBlock, expandKey, rc2CbcDecrypt, rc2CbcEncrypt } from '../../../src/documents/pki/pkcs12/rc2.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
@@ -109,12 +109,38 @@ describe('PKCS#12 reader vs openssl pkcs12', () => {
     expect(bundle.certificate.checkIssued(bundle.chain[0])).toBe(true);
   });
 
-  it(`refuses a work factor above ${MAX_ITERATIONS} iterations before doing the work`, () => {
-    const p12 = makeP12('pw', ['-iter', String(MAX_ITERATIONS + 1), '-nomac', '-certpbe', 'NONE']);
+  it(`refuses a file needing more than ${PKCS12_BUDGET.maxKdfRounds} key-derivation rounds before doing the work (422 DOCUMENT_TOO_COMPLEX naming the limit)`, () => {
+    // One PBES2 key at budget + 1 iterations (AES-256: one PBKDF2 block), no MAC.
+    const p12 = makeP12('pw', ['-iter', String(PKCS12_BUDGET.maxKdfRounds + 1), '-nomac', '-certpbe', 'NONE']);
     const started = Date.now();
-    expect(() => readPkcs12(p12, 'pw')).toThrow(expect.objectContaining({ problem: 'unsupported' }));
+    let spent = -1;
+    expect(() => readPkcs12(p12, 'pw', { onWork: (n) => (spent = n) })).toThrow(expect.objectContaining({ problem: 'budget' }));
+    expect(spent).toBe(0);
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(() => parsePkcs12(p12, 'pw')).toThrow(expect.objectContaining({ status: 422, code: 'INVALID_CERTIFICATE' }));
+    expect(() => parsePkcs12(p12, 'pw')).toThrow(expect.objectContaining({
+      status: 422, code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'sign.p12KdfRounds', max: PKCS12_BUDGET.maxKdfRounds } },
+    }));
+  });
+
+  it('the work of a file is summed over its derivations: bags that each fit refuse together', () => {
+    // Legacy at 200 000 iterations: MAC (SHA-1, one block: 200 000 rounds), key (3DES: two key
+    // blocks and one IV block: 600 000), certificates (RC2-40: one + one: 400 000); each fits, not all.
+    const p12 = makeP12('pw', ['-iter', '200000', '-legacy']);
+    expect(() => readPkcs12(p12, 'pw')).toThrow(expect.objectContaining({ problem: 'budget' }));
+    let spent = 0;
+    expect(readPkcs12(p12, 'pw', { maxKdfRounds: 2_000_000, onWork: (n) => (spent = n) }).keys).toHaveLength(1);
+    expect(spent).toBe(200_000 * (1 + 3 + 2));
+  });
+
+  it('the empty password is tried in its second encoding only when the first fails', () => {
+    for (const options of [['-legacy'], ['-legacy', '-nomac'], []]) {
+      const p12 = makeP12('', options);
+      let spentEmpty = 0;
+      let spentWord = 0;
+      readPkcs12(p12, '', { onWork: (n) => (spentEmpty = n) });
+      readPkcs12(makeP12('pw', options), 'pw', { onWork: (n) => (spentWord = n) });
+      expect(spentEmpty, options.join(' ')).toBe(spentWord);
+    }
   });
 
   it('property: damaged archives give a Pkcs12Error (or a valid result), never another exception', () => {

@@ -1,15 +1,29 @@
 import { createHash } from 'node:crypto';
 
-/** Hash functions the PKCS#12 key derivation and MAC may name, by OID: node name, block size v in bytes. */
-export const PKCS12_HASHES: Record<string, { name: string; blockBytes: number }> = {
-  '1.3.14.3.2.26': { name: 'sha1', blockBytes: 64 },
-  '2.16.840.1.101.3.4.2.4': { name: 'sha224', blockBytes: 64 },
-  '2.16.840.1.101.3.4.2.1': { name: 'sha256', blockBytes: 64 },
-  '2.16.840.1.101.3.4.2.2': { name: 'sha384', blockBytes: 128 },
-  '2.16.840.1.101.3.4.2.3': { name: 'sha512', blockBytes: 128 },
-  '2.16.840.1.101.3.4.2.5': { name: 'sha512-224', blockBytes: 128 },
-  '2.16.840.1.101.3.4.2.6': { name: 'sha512-256', blockBytes: 128 },
+export interface Pkcs12Hash {
+  /** node:crypto's name. */
+  name: string;
+  /** Block size v in bytes. */
+  blockBytes: number;
+  /** Output size u in bytes. */
+  digestBytes: number;
+}
+
+/** Hash functions the PKCS#12 key derivation and MAC may name, by OID. */
+export const PKCS12_HASHES: Record<string, Pkcs12Hash> = {
+  '1.3.14.3.2.26': { name: 'sha1', blockBytes: 64, digestBytes: 20 },
+  '2.16.840.1.101.3.4.2.4': { name: 'sha224', blockBytes: 64, digestBytes: 28 },
+  '2.16.840.1.101.3.4.2.1': { name: 'sha256', blockBytes: 64, digestBytes: 32 },
+  '2.16.840.1.101.3.4.2.2': { name: 'sha384', blockBytes: 128, digestBytes: 48 },
+  '2.16.840.1.101.3.4.2.3': { name: 'sha512', blockBytes: 128, digestBytes: 64 },
+  '2.16.840.1.101.3.4.2.5': { name: 'sha512-224', blockBytes: 128, digestBytes: 28 },
+  '2.16.840.1.101.3.4.2.6': { name: 'sha512-256', blockBytes: 128, digestBytes: 32 },
 };
+
+/** Hash calls one derivation of `length` bytes makes: `iterations` per output block of u bytes. */
+export function pkcs12KdfRounds(hash: Pkcs12Hash, iterations: number, length: number): number {
+  return iterations * Math.ceil(length / hash.digestBytes);
+}
 
 export const KDF_PURPOSE = { key: 1, iv: 2, mac: 3 } as const;
 
@@ -28,11 +42,13 @@ function repeatTo(source: Buffer, length: number): Buffer {
 
 /**
  * The PKCS#12 key derivation (RFC 7292 Appendix B.2): `length` bytes of key, IV or MAC key
- * (by `purpose`) from an encoded password and salt. `iterations` must be bounded by the caller.
+ * (by `purpose`) from an encoded password and salt. It makes pkcs12KdfRounds() hash calls, each a
+ * node:crypto hash of u bytes but called from JavaScript (Node has no native PKCS#12 KDF): about
+ * 1-2 µs per call, so the caller must have counted and bounded the rounds before calling.
  */
-export function pkcs12Kdf(hash: { name: string; blockBytes: number }, password: Buffer, salt: Buffer, purpose: number, iterations: number, length: number): Buffer {
+export function pkcs12Kdf(hash: Pkcs12Hash, password: Buffer, salt: Buffer, purpose: number, iterations: number, length: number): Buffer {
   const v = hash.blockBytes;
-  const u = createHash(hash.name).digest().length;
+  const u = hash.digestBytes;
   const D = Buffer.alloc(v, purpose);
   const I = Buffer.concat([repeatTo(salt, v * Math.ceil(salt.length / v)), repeatTo(password, v * Math.ceil(password.length / v))]);
   const blocks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import { createDecipheriv, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { bmpPassword, KDF_PURPOSE, PKCS12_HASHES, pkcs12Kdf } from './kdf.js';
+import { bmpPassword, KDF_PURPOSE, PKCS12_HASHES, pkcs12Kdf, pkcs12KdfRounds } from './kdf.js';
 import { rc2CbcDecrypt } from './rc2.js';
 import { decodeBer } from '../asn1.js';
 
@@ -18,17 +18,38 @@ export interface Pkcs12Contents {
   certificates: Buffer[];
 }
 
-export type Pkcs12Problem = 'format' | 'password' | 'unsupported';
+export type Pkcs12Problem = 'format' | 'password' | 'unsupported' | 'budget';
 
 export class Pkcs12Error extends Error {
-  constructor(readonly problem: Pkcs12Problem, message: string) {
+  /** For 'budget': the rounds the file asked for (at least), and the budget. */
+  constructor(readonly problem: Pkcs12Problem, message: string, readonly work?: { rounds: number; max: number }) {
     super(message);
   }
 }
 
-/** A work factor above this is refused: the iteration count comes from the caller's file. */
-export const MAX_ITERATIONS = 1_000_000;
+/**
+ * The key-derivation work one file may cost, iteration counts coming from the caller's file: one
+ * round is one hash call of the PKCS#12 KDF (RFC 7292 B.2, run from JavaScript, ~1-2 µs) or one
+ * PBKDF2 iteration per output block (native, cheaper), summed over every derivation the file needs
+ * — MAC, every shrouded key, every encrypted safe, and each password encoding tried. 1 000 000
+ * rounds is about 1-2 s of CPU at the most; OpenSSL's defaults (2048 iterations) need under 20 000.
+ */
+export const PKCS12_BUDGET = { maxKdfRounds: 1_000_000 } as const;
 const MAX_NESTING = 4;
+
+const tooMuchWork = (rounds: number, max: number) =>
+  new Pkcs12Error('budget', `the PKCS#12 asks for at least ${rounds.toLocaleString('en')} key-derivation rounds (iterations × derivations, MAC included); at most ${max.toLocaleString('en')} are spent on one file`, { rounds, max });
+
+/** Key-derivation rounds spent on one file, charged before each derivation runs. */
+class KdfMeter {
+  spent = 0;
+  constructor(readonly max: number) {}
+
+  charge(rounds: number): void {
+    if (this.spent + rounds > this.max) throw tooMuchWork(this.spent + rounds, this.max);
+    this.spent += rounds;
+  }
+}
 
 const OID = {
   data: '1.2.840.113549.1.7.1',
@@ -98,12 +119,6 @@ function integerOf(block: asn1js.AsnType | undefined, what: string): number {
   return value;
 }
 
-function checkIterations(iterations: number): void {
-  if (iterations > MAX_ITERATIONS) {
-    throw unsupported(`the PKCS#12 asks for ${iterations} key-derivation iterations; at most ${MAX_ITERATIONS} are accepted`);
-  }
-}
-
 /** The password encodings to try: PKCS#12 KDFs want BMPString, PBKDF2 wants the bytes (UTF-8). */
 interface Password {
   bmp: Buffer[];
@@ -112,141 +127,228 @@ interface Password {
 
 function passwordForms(passphrase: string): Password {
   // An empty password is written either as a bare terminator (OpenSSL, "") or as nothing at all
-  // (a NULL password); both must open, whether the caller sent "" or no passphrase.
+  // (a NULL password); both must open, whether the caller sent "" or no passphrase. They are tried
+  // in this order and the first that works is kept (the MAC, when there is one, tells which).
   return { bmp: passphrase === '' ? [bmpPassword(''), Buffer.alloc(0)] : [bmpPassword(passphrase)], utf8: Buffer.from(passphrase, 'utf8') };
 }
 
-function decryptLegacy(scheme: { keyBytes: number; cipher: 'des-ede3-cbc' | 'rc2' }, params: asn1js.AsnType, password: Buffer, data: Buffer): Buffer {
+const SHA1 = PKCS12_HASHES['1.3.14.3.2.26'];
+
+/** A legacy PBE's salt and iterations, and the rounds its key and IV derivations cost. */
+function legacyParams(scheme: { keyBytes: number }, params: asn1js.AsnType): { salt: Buffer; iterations: number; rounds: number } {
   if (!(params instanceof asn1js.Sequence)) throw formatError('PBE parameters');
   const [saltBlock, iterationsBlock] = params.valueBlock.value;
-  const salt = octets(saltBlock);
   const iterations = integerOf(iterationsBlock, 'PBE iteration count');
-  checkIterations(iterations);
-  const sha1 = PKCS12_HASHES['1.3.14.3.2.26'];
-  let key = pkcs12Kdf(sha1, password, salt, KDF_PURPOSE.key, iterations, scheme.keyBytes);
-  const iv = pkcs12Kdf(sha1, password, salt, KDF_PURPOSE.iv, iterations, 8);
+  return { salt: octets(saltBlock), iterations, rounds: pkcs12KdfRounds(SHA1, iterations, scheme.keyBytes) + pkcs12KdfRounds(SHA1, iterations, 8) };
+}
+
+function decryptLegacy(scheme: { keyBytes: number; cipher: 'des-ede3-cbc' | 'rc2' }, params: asn1js.AsnType, password: Buffer, data: Buffer, meter: KdfMeter): Buffer {
+  const { salt, iterations, rounds } = legacyParams(scheme, params);
+  meter.charge(rounds);
+  let key = pkcs12Kdf(SHA1, password, salt, KDF_PURPOSE.key, iterations, scheme.keyBytes);
+  const iv = pkcs12Kdf(SHA1, password, salt, KDF_PURPOSE.iv, iterations, 8);
   if (scheme.cipher === 'rc2') return rc2CbcDecrypt(key, iv, data);
   if (key.length === 16) key = Buffer.concat([key, key.subarray(0, 8)]);
   const decipher = createDecipheriv('des-ede3-cbc', key, iv);
   return Buffer.concat([decipher.update(data), decipher.final()]);
 }
 
-function decryptPbes2(params: asn1js.AsnType, password: Buffer, data: Buffer): Buffer {
+interface Pbes2 {
+  cipher: { name: string; keyBytes: number };
+  kdf: pkijs.PBKDF2Params;
+  iv: Buffer;
+}
+
+function pbes2Params(params: asn1js.AsnType): Pbes2 {
   const pbes2 = parse(pkijs.PBES2Params, params.toBER(), 'PBES2 parameters');
   if (pbes2.keyDerivationFunc.algorithmId !== OID.pbkdf2) throw unsupported(`the PKCS#12 uses an unsupported key derivation (${pbes2.keyDerivationFunc.algorithmId})`);
   const cipher = PBES2_CIPHERS[pbes2.encryptionScheme.algorithmId];
   if (!cipher) throw unsupported(`the PKCS#12 uses an unsupported cipher (${pbes2.encryptionScheme.algorithmId})`);
   const kdf = parse(pkijs.PBKDF2Params, pbes2.keyDerivationFunc.algorithmParams.toBER(), 'PBKDF2 parameters');
-  const key = pbkdf2Key(kdf, password, kdf.keyLength ?? cipher.keyBytes);
+  return { cipher, kdf, iv: octets(pbes2.encryptionScheme.algorithmParams) };
+}
+
+function decryptPbes2(params: asn1js.AsnType, password: Buffer, data: Buffer, meter: KdfMeter): Buffer {
+  const { cipher, kdf, iv } = pbes2Params(params);
+  const key = pbkdf2Key(kdf, password, kdf.keyLength ?? cipher.keyBytes, meter);
   if (key.length !== cipher.keyBytes) throw formatError('PBKDF2 key length');
-  const iv = octets(pbes2.encryptionScheme.algorithmParams);
   const decipher = createDecipheriv(cipher.name, key, iv);
   return Buffer.concat([decipher.update(data), decipher.final()]);
 }
 
-function pbkdf2Key(kdf: pkijs.PBKDF2Params, password: Buffer, keyLength: number): Buffer {
+const HMAC_BYTES: Record<string, number> = { sha1: 20, sha224: 28, sha256: 32, sha384: 48, sha512: 64 };
+
+/** PBKDF2's PRF and its cost: one round per iteration per output block. */
+function pbkdf2Plan(kdf: pkijs.PBKDF2Params, keyLength: number): { prf: string; rounds: number } {
   if (!(kdf.salt instanceof asn1js.OctetString)) throw unsupported('the PKCS#12 uses a PBKDF2 salt source other than a specified salt');
-  checkIterations(kdf.iterationCount);
-  if (kdf.iterationCount < 1 || keyLength < 1 || keyLength > 64) throw formatError('PBKDF2 parameters');
+  if (!Number.isSafeInteger(kdf.iterationCount) || kdf.iterationCount < 1 || keyLength < 1 || keyLength > 64) throw formatError('PBKDF2 parameters');
   const prf = kdf.prf ? HMAC_PRFS[kdf.prf.algorithmId] : 'sha1';
   if (!prf) throw unsupported(`the PKCS#12 uses an unsupported PBKDF2 function (${kdf.prf?.algorithmId})`);
-  return pbkdf2Sync(password, octets(kdf.salt), kdf.iterationCount, keyLength, prf);
+  return { prf, rounds: kdf.iterationCount * Math.ceil(keyLength / HMAC_BYTES[prf]!) };
 }
 
-/** Decrypts with the first password form that yields plaintext; a padding failure means a wrong password. */
-function decrypt(algorithm: pkijs.AlgorithmIdentifier, data: Buffer, password: Password): Buffer[] {
+function pbkdf2Key(kdf: pkijs.PBKDF2Params, password: Buffer, keyLength: number, meter: KdfMeter): Buffer {
+  const { prf, rounds } = pbkdf2Plan(kdf, keyLength);
+  meter.charge(rounds);
+  return pbkdf2Sync(password, octets(kdf.salt as asn1js.OctetString), kdf.iterationCount, keyLength, prf);
+}
+
+/** Rounds one decryption with `algorithm` costs per password form, and how many forms it may try. */
+function decryptionRounds(algorithm: pkijs.AlgorithmIdentifier, password: Password): number {
+  const legacy = LEGACY_PBE[algorithm.algorithmId];
+  if (legacy) return legacyParams(legacy, algorithm.algorithmParams).rounds * password.bmp.length;
+  if (algorithm.algorithmId === OID.pbes2) {
+    const { cipher, kdf } = pbes2Params(algorithm.algorithmParams);
+    return pbkdf2Plan(kdf, kdf.keyLength ?? cipher.keyBytes).rounds;
+  }
+  throw unsupported(`the PKCS#12 is encrypted with an unsupported scheme (${algorithm.algorithmId})`);
+}
+
+/**
+ * Decrypts with each password form in turn and returns what `read` makes of the first plaintext it
+ * accepts; later forms are not tried. A padding failure, or a plaintext that does not parse (a wrong
+ * password without a MAC), moves on to the next form.
+ */
+function decryptAndRead<T>(algorithm: pkijs.AlgorithmIdentifier, data: Buffer, password: Password, meter: KdfMeter, read: (plain: Buffer) => T): T {
   const legacy = LEGACY_PBE[algorithm.algorithmId];
   const attempts: (() => Buffer)[] = legacy
-    ? password.bmp.map((bmp) => () => decryptLegacy(legacy, algorithm.algorithmParams, bmp, data))
+    ? password.bmp.map((bmp) => () => decryptLegacy(legacy, algorithm.algorithmParams, bmp, data, meter))
     : algorithm.algorithmId === OID.pbes2
-      ? [() => decryptPbes2(algorithm.algorithmParams, password.utf8, data)]
+      ? [() => decryptPbes2(algorithm.algorithmParams, password.utf8, data, meter)]
       : [];
   if (attempts.length === 0) throw unsupported(`the PKCS#12 is encrypted with an unsupported scheme (${algorithm.algorithmId})`);
-  const plaintexts: Buffer[] = [];
   for (const attempt of attempts) {
+    let plain: Buffer;
     try {
-      plaintexts.push(attempt());
+      plain = attempt();
     } catch (err) {
       if (err instanceof Pkcs12Error) throw err;
+      continue;
     }
-  }
-  if (plaintexts.length === 0) throw new Pkcs12Error('password', 'the PKCS#12 could not be decrypted with this password');
-  return plaintexts;
-}
-
-/** Tries each plaintext candidate until one parses; a garbage decryption (wrong password without a MAC) fails here. */
-function firstParsing<T>(candidates: Buffer[], read: (plain: Buffer) => T): T {
-  let last: unknown;
-  for (const plain of candidates) {
     try {
       return read(plain);
     } catch (err) {
-      last = err;
+      if (err instanceof Pkcs12Error && (err.problem === 'unsupported' || err.problem === 'budget')) throw err;
     }
   }
-  if (last instanceof Pkcs12Error && last.problem === 'unsupported') throw last;
   throw new Pkcs12Error('password', 'the PKCS#12 could not be decrypted with this password');
 }
 
-function verifyMac(macData: pkijs.MacData, content: Buffer, password: Password): void {
+/** How the MAC key is derived: PBMAC1 (PBKDF2 over UTF-8) or the PKCS#12 KDF (per BMP form). */
+type MacPlan =
+  | { kind: 'pbmac1'; hash: string; kdf: pkijs.PBKDF2Params; keyLength: number; rounds: number }
+  | { kind: 'pkcs12'; hash: (typeof PKCS12_HASHES)[string]; iterations: number; salt: Buffer; roundsPerForm: number };
+
+function macPlan(macData: pkijs.MacData): MacPlan {
   const algorithm = macData.mac.digestAlgorithm;
-  const expected = octets(macData.mac.digest);
-  let keys: { hash: string; key: Buffer }[];
   if (algorithm.algorithmId === OID.pbmac1) {
-    keys = [pbmac1Key(algorithm.algorithmParams, password.utf8)];
-  } else {
-    const hash = PKCS12_HASHES[algorithm.algorithmId];
-    if (!hash) throw unsupported(`the PKCS#12 integrity uses an unsupported hash (${algorithm.algorithmId})`);
-    const iterations = macData.iterations ?? 1;
-    checkIterations(iterations);
-    const salt = octets(macData.macSalt);
-    const length = createHmac(hash.name, '').digest().length;
-    keys = password.bmp.map((bmp) => ({ hash: hash.name, key: pkcs12Kdf(hash, bmp, salt, KDF_PURPOSE.mac, iterations, length) }));
+    const { hash, kdf } = pbmac1Params(algorithm.algorithmParams);
+    return { kind: 'pbmac1', hash, kdf, keyLength: kdf.keyLength!, rounds: pbkdf2Plan(kdf, kdf.keyLength!).rounds };
   }
-  const matches = keys.some(({ hash, key }) => {
+  const hash = PKCS12_HASHES[algorithm.algorithmId];
+  if (!hash) throw unsupported(`the PKCS#12 integrity uses an unsupported hash (${algorithm.algorithmId})`);
+  const iterations = macData.iterations ?? 1;
+  if (!Number.isSafeInteger(iterations) || iterations < 1) throw formatError('MAC iteration count');
+  return { kind: 'pkcs12', hash, iterations, salt: octets(macData.macSalt), roundsPerForm: pkcs12KdfRounds(hash, iterations, hash.digestBytes) };
+}
+
+/**
+ * Checks the password-integrity MAC, deriving the key with one password form after the other and
+ * stopping at the first that matches; returns the BMP form that matched (PKCS#12 KDF), which then
+ * decrypts the bags, or undefined for PBMAC1 (UTF-8).
+ */
+function verifyMac(macData: pkijs.MacData, content: Buffer, password: Password, meter: KdfMeter): Buffer | undefined {
+  const plan = macPlan(macData);
+  const expected = octets(macData.mac.digest);
+  const matches = (hash: string, key: Buffer) => {
     const actual = createHmac(hash, key).update(content).digest();
     return actual.length === expected.length && timingSafeEqual(actual, expected);
-  });
-  if (!matches) throw new Pkcs12Error('password', 'the PKCS#12 integrity check failed: wrong password or a damaged file');
+  };
+  if (plan.kind === 'pbmac1') {
+    if (matches(plan.hash, pbkdf2Key(plan.kdf, password.utf8, plan.keyLength, meter))) return undefined;
+  } else {
+    for (const bmp of password.bmp) {
+      meter.charge(plan.roundsPerForm);
+      if (matches(plan.hash.name, pkcs12Kdf(plan.hash, bmp, plan.salt, KDF_PURPOSE.mac, plan.iterations, plan.hash.digestBytes))) return bmp;
+    }
+  }
+  throw new Pkcs12Error('password', 'the PKCS#12 integrity check failed: wrong password or a damaged file');
 }
 
 /** PBMAC1 (RFC 9579): PBKDF2 over the UTF-8 password, then the named HMAC. */
-function pbmac1Key(params: asn1js.AsnType, password: Buffer): { hash: string; key: Buffer } {
+function pbmac1Params(params: asn1js.AsnType): { hash: string; kdf: pkijs.PBKDF2Params } {
   if (!(params instanceof asn1js.Sequence)) throw formatError('PBMAC1 parameters');
   const [kdfBlock, schemeBlock] = params.valueBlock.value;
+  if (!kdfBlock || !schemeBlock) throw formatError('PBMAC1 parameters');
   const kdfAlgorithm = parse(pkijs.AlgorithmIdentifier, kdfBlock.toBER(), 'PBMAC1 key derivation');
   const scheme = parse(pkijs.AlgorithmIdentifier, schemeBlock.toBER(), 'PBMAC1 MAC scheme');
   const hash = HMAC_PRFS[scheme.algorithmId];
   if (kdfAlgorithm.algorithmId !== OID.pbkdf2 || !hash) throw unsupported('the PKCS#12 integrity uses an unsupported PBMAC1 scheme');
   const kdf = parse(pkijs.PBKDF2Params, kdfAlgorithm.algorithmParams.toBER(), 'PBKDF2 parameters');
   if (kdf.keyLength === undefined) throw formatError('PBMAC1 key length');
-  return { hash, key: pbkdf2Key(kdf, password, kdf.keyLength) };
+  return { hash, kdf };
 }
 
-function readSafeContents(der: Buffer, password: Password, out: Pkcs12Contents, depth: number): void {
-  if (depth > MAX_NESTING) throw formatError('safe contents nested too deeply');
+/**
+ * The key-derivation rounds of everything readable without a key: the MAC (each password form it
+ * may try), the encrypted safes and the shrouded keys of the unencrypted safes. Shrouded keys inside
+ * encrypted safes are charged when their safe has been decrypted, before their own derivation.
+ */
+function visibleRounds(pfx: pkijs.PFX, authenticatedSafe: pkijs.AuthenticatedSafe, password: Password): number {
+  let rounds = 0;
+  if (pfx.macData) {
+    const plan = macPlan(pfx.macData);
+    rounds += plan.kind === 'pbmac1' ? plan.rounds : plan.roundsPerForm * password.bmp.length;
+  }
+  // With a PKCS#12 MAC the matching password form is known before any bag is decrypted.
+  const bagPassword = pfx.macData && macPlan(pfx.macData).kind === 'pkcs12' ? { ...password, bmp: password.bmp.slice(0, 1) } : password;
+  const safeRounds = (der: Buffer, depth: number): number => {
+    if (depth > MAX_NESTING) throw formatError('safe contents nested too deeply');
+    let sum = 0;
+    for (const bag of safeBags(der)) {
+      if (bag.bagId === OID.shroudedKeyBag) sum += decryptionRounds((bag.bagValue as pkijs.PKCS8ShroudedKeyBag).encryptionAlgorithm, bagPassword);
+      else if (bag.bagId === OID.safeContentsBag) sum += safeRounds(Buffer.from((bag.bagValue as pkijs.SafeContents).toSchema().toBER()), depth + 1);
+    }
+    return sum;
+  };
+  for (const info of authenticatedSafe.safeContents) {
+    if (info.contentType === OID.data) rounds += safeRounds(octets(info.content), 0);
+    else if (info.contentType === OID.encryptedData) {
+      const encrypted = parse(pkijs.EncryptedData, info.content.toBER(), 'encrypted safe');
+      rounds += decryptionRounds(encrypted.encryptedContentInfo.contentEncryptionAlgorithm, bagPassword);
+    }
+  }
+  return rounds;
+}
+
+/** The bags of a SafeContents; bag types we have no use for (CRL, secret, unknown) are skipped, like other readers do. */
+function safeBags(der: Buffer): pkijs.SafeBag[] {
   const asn1 = decodeBer(der);
   if (asn1.offset === -1 || !(asn1.result instanceof asn1js.Sequence)) throw formatError('safe contents');
+  const bags: pkijs.SafeBag[] = [];
   for (const element of asn1.result.valueBlock.value) {
-    let bag: pkijs.SafeBag;
     try {
-      bag = new pkijs.SafeBag({ schema: element });
+      bags.push(new pkijs.SafeBag({ schema: element }));
     } catch {
-      continue; // a bag type we have no use for (CRL, secret, unknown): skipped, like other readers do
+      continue;
     }
-    readBag(bag, password, out, depth);
   }
+  return bags;
 }
 
-function readBag(bag: pkijs.SafeBag, password: Password, out: Pkcs12Contents, depth: number): void {
+function readSafeContents(der: Buffer, password: Password, meter: KdfMeter, out: Pkcs12Contents, depth: number): void {
+  if (depth > MAX_NESTING) throw formatError('safe contents nested too deeply');
+  for (const bag of safeBags(der)) readBag(bag, password, meter, out, depth);
+}
+
+function readBag(bag: pkijs.SafeBag, password: Password, meter: KdfMeter, out: Pkcs12Contents, depth: number): void {
   switch (bag.bagId) {
     case OID.keyBag:
       out.keys.push(Buffer.from((bag.bagValue as pkijs.PrivateKeyInfo).toSchema().toBER()));
       break;
     case OID.shroudedKeyBag: {
       const shrouded = bag.bagValue as pkijs.PKCS8ShroudedKeyBag;
-      const candidates = decrypt(shrouded.encryptionAlgorithm, octets(shrouded.encryptedData), password);
-      out.keys.push(firstParsing(candidates, (plain) => {
+      out.keys.push(decryptAndRead(shrouded.encryptionAlgorithm, octets(shrouded.encryptedData), password, meter, (plain) => {
         parse(pkijs.PrivateKeyInfo, plain, 'private key');
         return plain;
       }));
@@ -258,32 +360,57 @@ function readBag(bag: pkijs.SafeBag, password: Password, out: Pkcs12Contents, de
       break;
     }
     case OID.safeContentsBag:
-      readSafeContents(Buffer.from((bag.bagValue as pkijs.SafeContents).toSchema().toBER()), password, out, depth + 1);
+      readSafeContents(Buffer.from((bag.bagValue as pkijs.SafeContents).toSchema().toBER()), password, meter, out, depth + 1);
       break;
     default:
       break;
   }
 }
 
-export function readPkcs12(file: Uint8Array, passphrase: string): Pkcs12Contents {
+export interface Pkcs12ReadOptions {
+  /** Key-derivation rounds this file may cost (PKCS12_BUDGET by default). */
+  maxKdfRounds?: number;
+  /** Told the rounds spent (tests measure them against the real hash calls). */
+  onWork?: (spent: number) => void;
+}
+
+/**
+ * Reads the archive. The key-derivation work is counted before it runs: everything visible without a
+ * key first (refused at once past the budget), then each derivation is charged before it runs, so
+ * no file costs more than the budget; past it: Pkcs12Error 'budget'.
+ */
+export function readPkcs12(file: Uint8Array, passphrase: string, options: Pkcs12ReadOptions = {}): Pkcs12Contents {
+  const meter = new KdfMeter(options.maxKdfRounds ?? PKCS12_BUDGET.maxKdfRounds);
+  try {
+    return readWithin(file, passphrase, meter);
+  } finally {
+    options.onWork?.(meter.spent);
+  }
+}
+
+function readWithin(file: Uint8Array, passphrase: string, meter: KdfMeter): Pkcs12Contents {
   const pfx = parse(pkijs.PFX, file, 'PFX');
   if (pfx.authSafe.contentType !== OID.data) throw unsupported('the PKCS#12 uses public-key integrity, which is not supported; export it with a password');
   const content = octets(pfx.authSafe.content);
-  const password = passwordForms(passphrase);
-  if (pfx.macData) verifyMac(pfx.macData, content, password);
+  let password = passwordForms(passphrase);
   const authenticatedSafe = parse(pkijs.AuthenticatedSafe, content, 'authenticated safe');
+  const visible = visibleRounds(pfx, authenticatedSafe, password);
+  if (visible > meter.max) throw tooMuchWork(visible, meter.max);
+  if (pfx.macData) {
+    const matched = verifyMac(pfx.macData, content, password, meter);
+    if (matched) password = { ...password, bmp: [matched] };
+  }
   const out: Pkcs12Contents = { keys: [], certificates: [] };
   for (const info of authenticatedSafe.safeContents) {
     if (info.contentType === OID.data) {
-      readSafeContents(octets(info.content), password, out, 0);
+      readSafeContents(octets(info.content), password, meter, out, 0);
     } else if (info.contentType === OID.encryptedData) {
       const encrypted = parse(pkijs.EncryptedData, info.content.toBER(), 'encrypted safe');
       const eci = encrypted.encryptedContentInfo;
       if (!eci.encryptedContent) throw formatError('an encrypted safe has no content');
-      const candidates = decrypt(eci.contentEncryptionAlgorithm, octets(eci.encryptedContent), password);
-      firstParsing(candidates, (plain) => {
+      decryptAndRead(eci.contentEncryptionAlgorithm, octets(eci.encryptedContent), password, meter, (plain) => {
         const partial: Pkcs12Contents = { keys: [], certificates: [] };
-        readSafeContents(plain, password, partial, 0);
+        readSafeContents(plain, password, meter, partial, 0);
         out.keys.push(...partial.keys);
         out.certificates.push(...partial.certificates);
       });
