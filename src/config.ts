@@ -260,7 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
       queueWaitMs: readInt(env, 'QUEUE_WAIT_MS', 30_000, 100),
       convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),
       maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 1000, 1),
-      maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 64) * 1024 * 1024,
+      maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 256) * 1024 * 1024,
     },
     urlInputs: {
       allowed: readBool(env, 'ALLOW_URL_INPUTS', false),

@@ -10,7 +10,7 @@ import type { DocumentWork, FailureKind, TrackedChangesMode } from './bridge-pro
 import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
 import { instanceRoot } from '../temp/instance-root.js';
-import { OfficeCrashError, OfficeProcess, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
+import { OfficeCrashError, OfficeMemoryError, OfficeProcess, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
 
 /**
  * A pool of warm LibreOffice processes with supervision: per-job deadline, replacement of dead
@@ -26,8 +26,14 @@ export interface OfficePoolOptions {
   timeoutMs?: number;
   /** Recycle a process after this many jobs (default 1000; a cold start costs ~1 s of one slot). */
   maxJobsPerProcess?: number;
-  /** Recycle a process whose soffice RSS passes this (default 1 GiB). */
+  /**
+   * Memory limit of one office process group (soffice + its bridge) while it works (default 1 GiB):
+   * a job that takes it past this is stopped and refused (422 DOCUMENT_TOO_COMPLEX), the process
+   * replaced; a process left above RECYCLE_FRACTION of it after a job is recycled.
+   */
   maxRssBytes?: number;
+  /** Recycle a process whose memory after a job passes this (default: RECYCLE_FRACTION of maxRssBytes). */
+  recycleRssBytes?: number;
   /**
    * Kill office processes and remove temp dirs on SIGTERM/SIGINT when nothing else listens for
    * them (default true). A server with its own graceful shutdown calls close() itself.
@@ -131,6 +137,15 @@ const DEFAULTS = {
 };
 
 const PDF_MAGIC = Buffer.from('%PDF-');
+/** A process left holding more than this share of its memory limit after a job is recycled, so the next job has room. */
+const RECYCLE_FRACTION = 0.75;
+/**
+ * RLIMIT_DATA of each office process, as a multiple of the group's limit: above the watched limit,
+ * so the watch (which answers 422) acts first, and the kernel only stops growth faster than a sample.
+ */
+const DATA_LIMIT_FACTOR = 1.25;
+/** A crash after the group came this close to its limit is the limit's doing (an allocation failed). */
+const NEAR_LIMIT_FRACTION = 0.9;
 
 /** A caller's document written into the instance root, waiting to be moved into a job directory. */
 interface StagedFile {
@@ -177,6 +192,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private readonly maxJobsPerProcess: number;
   private readonly syncIoMaxBytes: number;
   private readonly maxRssBytes: number;
+  private readonly recycleRssBytes: number;
   private readonly startTimeoutMs: number;
   private readonly maxBackoffMs: number;
   private readonly sofficePath: string;
@@ -212,6 +228,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     this.maxJobsPerProcess = options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess;
     this.syncIoMaxBytes = options.syncIoMaxBytes ?? DEFAULTS.syncIoMaxBytes;
     this.maxRssBytes = options.maxRssBytes ?? DEFAULTS.maxRssBytes;
+    this.recycleRssBytes = options.recycleRssBytes ?? this.maxRssBytes * RECYCLE_FRACTION;
     this.queue = new FairQueue(options.maxQueue ?? this.size * 16);
     this.startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
     this.maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
@@ -423,6 +440,11 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     } catch (err) {
       // close() stopped the process under this job: the instance is shutting down, not the document failing.
       if (this.closed) throw serviceBusy('The document converter was stopped because this instance is shutting down; retry on another instance.', 1);
+      if (err instanceof OfficeMemoryError || (err instanceof OfficeCrashError && office.lastJobPeakRss > this.maxRssBytes * NEAR_LIMIT_FRACTION)) {
+        await office.kill();
+        this.replace(slot, office, 'max-rss');
+        throw this.tooMuchMemory();
+      }
       if (err instanceof OfficeTimeoutError) {
         await office.kill(); // already signalled; wait so nothing of the job outlives the answer
         this.replace(slot, office, 'timeout');
@@ -433,15 +455,23 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     }
     if (!result.ok) {
       if (result.kind === 'office') {
-        this.replace(slot, office, 'crash');
-        throw conversionFailed();
+        const nearLimit = office.lastJobPeakRss > this.maxRssBytes * NEAR_LIMIT_FRACTION;
+        this.replace(slot, office, nearLimit ? 'max-rss' : 'crash');
+        throw nearLimit ? this.tooMuchMemory() : conversionFailed();
       }
       throw unprocessableFor(result.kind);
     }
     slot.jobsDone++;
     if (slot.jobsDone >= this.maxJobsPerProcess) this.replace(slot, office, 'max-jobs');
-    else if (result.rss > this.maxRssBytes) this.replace(slot, office, 'max-rss');
+    else if (result.rss > this.recycleRssBytes) this.replace(slot, office, 'max-rss');
     if (options.stages) Object.assign(options.stages, result.stages);
+  }
+
+  private tooMuchMemory(): AppError {
+    const mb = Math.round(this.maxRssBytes / 2 ** 20);
+    return unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `Converting this document needed more than the ${mb} MB one conversion may use and was stopped; use smaller images or split the document.`, {
+      extensions: { limit: { name: 'convert.officeMemoryMb', max: mb } },
+    });
   }
 
   private acquire(enqueuedAt: number, context?: JobContext): Promise<Slot> {
@@ -529,7 +559,14 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   private async startSlot(slot: Slot): Promise<void> {
     if (this.closed) return;
     slot.starting = true;
-    const office = new OfficeProcess({ pythonPath: this.pythonPath, sofficePath: this.sofficePath, startTimeoutMs: this.startTimeoutMs, jail: this.jail });
+    const office = new OfficeProcess({
+      pythonPath: this.pythonPath,
+      sofficePath: this.sofficePath,
+      startTimeoutMs: this.startTimeoutMs,
+      jail: this.jail,
+      memoryLimitBytes: this.maxRssBytes,
+      dataLimitBytes: Math.round(this.maxRssBytes * DATA_LIMIT_FACTOR),
+    });
     slot.process = office;
     try {
       await office.start();
@@ -579,7 +616,7 @@ function unprocessableFor(kind: FailureKind): AppError {
 function outcomeOf(err: unknown): JobOutcome {
   if (!(err instanceof AppError)) return 'failed';
   if (err.code === ErrorCode.CONVERSION_TIMEOUT) return 'timeout';
-  if (err.code === ErrorCode.UNPROCESSABLE_DOCUMENT) return 'unprocessable';
+  if (err.code === ErrorCode.UNPROCESSABLE_DOCUMENT || err.code === ErrorCode.DOCUMENT_TOO_COMPLEX) return 'unprocessable';
   if (err.status === 502) return 'crash';
   return 'failed';
 }

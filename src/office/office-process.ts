@@ -7,6 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, type ResultMessage } from './bridge-protocol.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
+import { dataLimitPrefix, GroupMemory } from './memory-watch.js';
 import { writeProfile } from './profile.js';
 import { projectRoot } from '../project-root.js';
 import { instanceRoot, sweepDeadInstances } from '../temp/instance-root.js';
@@ -23,6 +24,13 @@ export interface OfficeProcessOptions {
   startTimeoutMs: number;
   /** Run inside the bubblewrap jail (the pool decides, from probeJail()). */
   jail: boolean;
+  /**
+   * Most resident memory the whole process group may hold while it works: sampled every
+   * MEMORY_SAMPLE_MS during a job, and a job that passes it is stopped (OfficeMemoryError).
+   */
+  memoryLimitBytes?: number;
+  /** RLIMIT_DATA of every process of the group (the kernel's backstop for growth between samples). */
+  dataLimitBytes?: number;
 }
 
 export class OfficeStartError extends Error {}
@@ -30,6 +38,15 @@ export class OfficeStartError extends Error {}
 export class OfficeTimeoutError extends Error {}
 /** The bridge or soffice died (or spoke garbage) while the job ran. */
 export class OfficeCrashError extends Error {}
+/** The job took the process group past its memory limit; the process has been killed. */
+export class OfficeMemoryError extends Error {
+  constructor(readonly limitBytes: number, readonly rssBytes: number) {
+    super(`LibreOffice needed more than ${Math.round(limitBytes / 2 ** 20)} MB (${Math.round(rssBytes / 2 ** 20)} MB resident) and was stopped`);
+  }
+}
+
+/** How often a working process group's memory is read (a read costs a few microseconds per process). */
+export const MEMORY_SAMPLE_MS = 100;
 
 /**
  * Removes what dead service instances left in the temp directory (their instance roots, office
@@ -82,6 +99,7 @@ interface PendingJob {
   resolve: (result: ResultMessage) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
+  memoryWatch?: NodeJS.Timeout;
 }
 
 export class OfficeProcess {
@@ -96,6 +114,9 @@ export class OfficeProcess {
   private killRequested = false;
   private exitPromise: Promise<void> = Promise.resolve();
   private stderrTail = '';
+  private memory?: GroupMemory;
+  /** Highest resident memory of the group seen during the current or last job. */
+  private jobPeakRss = 0;
   /** Set once by the owner; called when the process goes away without kill() having been called. */
   onExit?: (reason: string) => void;
 
@@ -143,13 +164,12 @@ export class OfficeProcess {
     const env = officeEnvironment(this.officePath(this.workDir), this.officePath(tmpDir), this.options.startTimeoutMs);
     const bridgeArgs = [this.options.sofficePath, this.officePath(profileDir), this.pipeName, this.officePath(this.workDir)];
     // Never the service's environment: it holds the pepper, the Redis and SMTP URLs, the signing password.
-    const child = this.options.jail
-      ? spawn('bwrap', [...bubblewrapArgs({ workDir: this.workDir, bridgePath: BRIDGE_PATH, env }), this.options.pythonPath, JAIL_BRIDGE_PATH, ...bridgeArgs], {
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe'],
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        })
-      : spawn(this.options.pythonPath, [BRIDGE_PATH, ...bridgeArgs], { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+    // prlimit sets the data limit and execs the rest: the pid, and so the process group, stay the same.
+    const command = this.options.jail
+      ? ['bwrap', ...bubblewrapArgs({ workDir: this.workDir, bridgePath: BRIDGE_PATH, env }), this.options.pythonPath, JAIL_BRIDGE_PATH, ...bridgeArgs]
+      : [this.options.pythonPath, BRIDGE_PATH, ...bridgeArgs];
+    const [file, ...args] = [...dataLimitPrefix(this.options.dataLimitBytes), ...command];
+    const child = spawn(file!, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: this.options.jail ? { PATH: process.env.PATH ?? '/usr/bin:/bin' } : env });
     this.child = child;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
     child.stdin?.on('error', () => {});
@@ -167,6 +187,7 @@ export class OfficeProcess {
         (message) => {
           if (message.type === 'ready') {
             clearTimeout(timer);
+            this.memory = new GroupMemory(child.pid!);
             resolve();
           } else this.handleMessage(message);
         },
@@ -200,9 +221,29 @@ export class OfficeProcess {
         this.failPending(new OfficeTimeoutError(`LibreOffice did not finish within ${timeoutMs} ms`));
         void this.kill();
       }, timeoutMs);
-      this.pending = { id, resolve, reject, timer };
+      this.pending = { id, resolve, reject, timer, memoryWatch: this.watchMemory() };
       this.child!.stdin!.write(encodeRequest({ ...request, input: this.officePath(request.input), output: this.officePath(request.output), id }));
     });
+  }
+
+  /** Highest resident memory of the process group seen during the last job (0 when not watched). */
+  get lastJobPeakRss(): number {
+    return this.jobPeakRss;
+  }
+
+  /** Samples the group's memory while the job runs and stops the job when it passes the limit. */
+  private watchMemory(): NodeJS.Timeout | undefined {
+    const limit = this.options.memoryLimitBytes;
+    this.jobPeakRss = 0;
+    if (!limit || !this.memory) return undefined;
+    const memory = this.memory;
+    return setInterval(() => {
+      const rss = memory.rss();
+      if (rss > this.jobPeakRss) this.jobPeakRss = rss;
+      if (rss <= limit) return;
+      this.failPending(new OfficeMemoryError(limit, rss));
+      void this.kill();
+    }, MEMORY_SAMPLE_MS).unref();
   }
 
   /** Kills the whole process group and removes the profile, temp dir and leftover pipe files. */
@@ -230,8 +271,9 @@ export class OfficeProcess {
 
   private handleMessage(message: BridgeMessage): void {
     if (message.type !== 'result' || !this.pending || this.pending.id !== message.id) return;
-    const { resolve, timer } = this.pending;
+    const { resolve, timer, memoryWatch } = this.pending;
     clearTimeout(timer);
+    clearInterval(memoryWatch);
     this.pending = undefined;
     resolve(message);
   }
@@ -243,8 +285,9 @@ export class OfficeProcess {
 
   private failPending(err: Error): void {
     if (!this.pending) return;
-    const { reject, timer } = this.pending;
+    const { reject, timer, memoryWatch } = this.pending;
     clearTimeout(timer);
+    clearInterval(memoryWatch);
     this.pending = undefined;
     reject(err);
   }

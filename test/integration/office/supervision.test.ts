@@ -128,9 +128,9 @@ describe('office pool supervision', () => {
     expect(pool.stats()).toMatchObject({ size: 1, up: 1, restarts: 1, jobs: 3 });
   });
 
-  it('recycles a process whose memory passes maxRssBytes', async () => {
+  it('recycles a process whose memory after a job passes recycleRssBytes', async () => {
     // Any running soffice is above one megabyte, so the first job's report triggers the recycle.
-    const pool = newPool({ size: 1, maxRssBytes: 1024 * 1024 });
+    const pool = newPool({ size: 1, recycleRssBytes: 1024 * 1024 });
     const restarts: RestartEvent[] = [];
     pool.on('restart', (e) => restarts.push(e));
     await pool.start();

@@ -1,0 +1,56 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * The memory of one office process group (bubblewrap, the python bridge, oosplash, soffice.bin),
+ * read from /proc. The members are found once by a scan of /proc and then only their statm is read,
+ * a few microseconds per sample; the scan is repeated when a member has gone.
+ */
+const PAGE_BYTES = 4096;
+
+/** Live pids whose process group is `pgid` (host numbering: the jail's pid namespace does not matter); zombies are left out. */
+export function processGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      // Fields after the command name: state, ppid, pgrp, …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members;
+}
+
+export class GroupMemory {
+  private members: number[] = [];
+
+  constructor(private readonly pgid: number) {}
+
+  /** Resident bytes of the whole group now (0 when it has no member left). */
+  rss(): number {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (this.members.length === 0) this.members = processGroupMembers(this.pgid);
+      let total = 0;
+      try {
+        for (const pid of this.members) total += Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ', 2)[1]) * PAGE_BYTES;
+        return total;
+      } catch {
+        this.members = []; // a member has gone (or a new one came): find them again
+      }
+    }
+    return 0;
+  }
+}
+
+/**
+ * The command prefix that makes the kernel refuse an office process more than `bytes` of data
+ * (RLIMIT_DATA: heap and private writable mappings, not the mapped libraries and fonts), inherited
+ * by everything it starts. Empty where util-linux's prlimit is missing (the RSS watch still holds).
+ */
+export function dataLimitPrefix(bytes: number | undefined, prlimitPath = '/usr/bin/prlimit'): string[] {
+  if (!bytes || !existsSync(prlimitPath)) return [];
+  return [prlimitPath, `--data=${bytes}:${bytes}`, '--'];
+}
