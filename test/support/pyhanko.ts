@@ -23,6 +23,8 @@ export interface PyhankoSignature {
   /** NONE < LTA_UPDATES < FORM_FILLING < ANNOTATIONS < OTHER (OTHER: pyHanko refuses the changes). */
   level?: 'NONE' | 'LTA_UPDATES' | 'FORM_FILLING' | 'ANNOTATIONS' | 'OTHER' | null;
   docmdp_ok?: boolean | null;
+  /** The DocMDP permission (1-3) this signature requires (its /Reference or field lock), if any. */
+  docmdp?: 1 | 2 | 3 | null;
   why?: string;
   error?: string;
 }
@@ -67,8 +69,9 @@ export class Pyhanko {
   }
 
   /** pyHanko's verdict on every signature of the file, or `{ error }` when it cannot read the file. */
-  async validate(file: string): Promise<{ signatures?: PyhankoSignature[]; error?: string }> {
-    return this.ask<{ signatures?: PyhankoSignature[]; error?: string }>({ op: 'validate', file }).catch((err: Error) => ({ error: err.message }));
+  /** `certification`: the P of the catalog's /Perms /DocMDP signature (null when the document is not certified). */
+  async validate(file: string): Promise<{ signatures?: PyhankoSignature[]; certification?: 1 | 2 | 3 | null; error?: string }> {
+    return this.ask<{ signatures?: PyhankoSignature[]; certification?: 1 | 2 | 3 | null; error?: string }>({ op: 'validate', file }).catch((err: Error) => ({ error: err.message }));
   }
 
   async sign(job: SignJob): Promise<void> {

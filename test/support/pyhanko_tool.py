@@ -4,7 +4,9 @@ Run only through test/support/pyhanko.ts, which starts it with the PYTHONPATH th
 ../shared/oracles/pyhanko/run --pythonpath gives (pyHanko is never imported into the project).
 
   {"op": "validate", "file": "x.pdf"}
-      -> {"signatures": [{"field", "timestamp", "intact", "valid", "coverage", "level", "docmdp_ok", "why"?}]}
+      -> {"signatures": [{"field", "timestamp", "intact", "valid", "coverage", "level", "docmdp_ok", "docmdp", "why"?}],
+          "certification": P of the catalog's /Perms /DocMDP signature, or null}
+         (docmdp: the DocMDP permission (1-3) this signature's reference or lock requires, or null)
   {"op": "sign", "in": "a.pdf", "out": "b.pdf", "field": "Sig1", "key": "k.pem", "cert": "c.pem",
    "chain": ["root.pem"], "certify": 1|2|3|null, "box": [x1, y1, x2, y2]|null,
    "lock": {"action": "ALL"|"INCLUDE"|"EXCLUDE", "fields": [...]}|null}
@@ -26,6 +28,7 @@ from pyhanko.sign import fields, signers  # noqa: E402
 from pyhanko.sign.diff_analysis import DiffResult  # noqa: E402
 from pyhanko.sign.timestamps.dummy_client import DummyTimeStamper  # noqa: E402
 from pyhanko.sign.validation import validate_pdf_signature, validate_pdf_timestamp  # noqa: E402
+from pyhanko.sign.validation.pdf_embedded import read_certification_data  # noqa: E402
 
 
 def validate(cmd):
@@ -41,6 +44,10 @@ def validate(cmd):
         for s in sigs:
             entry = {'field': s.field_name, 'timestamp': s.sig_object_type == '/DocTimeStamp'}
             try:
+                entry['docmdp'] = s.docmdp_level.value if s.docmdp_level is not None else None
+            except Exception as e:  # noqa: BLE001
+                entry['docmdp_error'] = f'{type(e).__name__}: {e}'[:300]
+            try:
                 status = (validate_pdf_timestamp if entry['timestamp'] else validate_pdf_signature)(s, skip_diff=False)
                 entry.update(
                     intact=status.intact,
@@ -54,7 +61,11 @@ def validate(cmd):
             except Exception as e:  # noqa: BLE001
                 entry['error'] = f'{type(e).__name__}: {e}'[:300]
             out.append(entry)
-    return {'signatures': out}
+        try:
+            certification = read_certification_data(reader)
+        except Exception:  # noqa: BLE001
+            certification = None
+    return {'signatures': out, 'certification': certification.permission.value if certification else None}
 
 
 def sign(cmd):

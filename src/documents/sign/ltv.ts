@@ -123,8 +123,7 @@ export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promis
   }
   const writer = new IncrementalWriter(structure.view);
   const edits = new RevisionEdits(structure, writer);
-  const signatureRef = writer.allocate();
-  edits.addSignatureField(signatureRef, undefined, { signerName: 'Document time-stamp', signedAt: new Date() });
+  const signatureRef = edits.addSignatureField(undefined, { signerName: 'Document time-stamp', signedAt: new Date() });
   await edits.finish();
   const placeholders = signaturePlaceholders(TIMESTAMP_ROOM);
   writer.set(signatureRef, pdfDict({

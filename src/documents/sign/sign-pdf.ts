@@ -3,14 +3,15 @@ import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { AUDIT_TRAIL_KEY, assertSignableRequest, auditTrailString, buildAuditRecord } from './audit.js';
 import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
 import type { SigningIdentity } from './identity.js';
-import { pdfDict, pdfName, textString, type PdfDict } from '../pdf/objects.js';
+import { pdfDict, pdfName, textString, type PdfDict, type PdfRef } from '../pdf/objects.js';
+import type { AppearanceText } from './pdf/appearance.js';
 import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { signaturePlaceholders, signedBytes, writeWithByteRange, type SignaturePlaceholders } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
 import { pdfDate } from './pdf/text.js';
 import { requestTimestamp } from '../pki/tsa-client.js';
-import type { AuditRecord, FieldAppearance, RectAppearance, SignOptions, SignRequest, SignResult } from './types.js';
+import { DOC_MDP_PERMISSION, type AuditRecord, type FieldAppearance, type RectAppearance, type SignOptions, type SignRequest, type SignResult } from './types.js';
 
 /**
  * PAdES B-B (B-T with a TSA) signing as an incremental update: the original bytes stay
@@ -49,9 +50,16 @@ async function contentsSize(signer: CmsSigner, options: SignOptions): Promise<nu
   return size + CONTENTS_MARGIN;
 }
 
+/** The signature reference dictionary of a certification signature (ISO 32000-1 §12.8.1, Table 253). */
+const docMdpReference = (permission: 1 | 2 | 3): PdfDict => pdfDict({
+  Type: pdfName('SigRef'), TransformMethod: pdfName('DocMDP'),
+  TransformParams: pdfDict({ Type: pdfName('TransformParams'), P: permission, V: pdfName('1.2') }),
+});
+
 function signatureDictionary(request: SignRequest, now: Date, placeholders: SignaturePlaceholders, audit: AuditRecord): PdfDict {
   const text = (value: string | undefined) => (value ? textString(value) : undefined);
   return pdfDict({
+    Reference: request.certify ? [docMdpReference(DOC_MDP_PERMISSION[request.certify])] : undefined,
     Type: pdfName('Sig'), Filter: pdfName('Adobe.PPKLite'), SubFilter: pdfName('ETSI.CAdES.detached'),
     ByteRange: placeholders.byteRange, Contents: placeholders.contents, M: pdfDate(now),
     Name: text(request.signer.name), Reason: text(request.reason), Location: text(request.location), ContactInfo: text(request.contactInfo),
@@ -62,11 +70,35 @@ function signatureDictionary(request: SignRequest, now: Date, placeholders: Sign
 
 const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance => !!a && typeof (a as FieldAppearance).field === 'string';
 
+/**
+ * Where the signature goes: the field the caller named; else the first unfilled placeholder a
+ * two-step signer (@signpdf, for one) left for it, which readers otherwise fail on as a broken
+ * signature; else a new field (visible at `appearance`'s box, or invisible). Returns the
+ * reference of the signature dictionary.
+ */
+function placeSignature(edits: RevisionEdits, request: SignRequest, text: AppearanceText, warnings: string[]): PdfRef {
+  if (isFieldAppearance(request.appearance)) return edits.fillSignatureField(request.appearance, text);
+  const placeholders = edits.unfilledPlaceholders();
+  if (!request.appearance && placeholders.length > 0) {
+    const [first, ...others] = placeholders;
+    if (others.length > 0) warnings.push(`The PDF has ${placeholders.length} unfilled signature placeholders; this signature filled "${first!.name}". Sign again with appearance.field to fill ${others.map((f) => `"${f.name}"`).join(', ')}.`);
+    return edits.fillSignatureField({ field: first!.name }, text);
+  }
+  if (placeholders.length > 0) {
+    warnings.push(`The PDF has unfilled signature placeholders (${placeholders.map((f) => `"${f.name}"`).join(', ')}) that many readers report as broken signatures; sign into one with appearance.field.`);
+  }
+  return edits.addSignatureField(request.appearance as RectAppearance | undefined, text);
+}
+
 export async function signPdfReport(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<SignResult> {
   assertSignableRequest(request);
   const structure = readPdfStructure(input);
   if (structure.docMdpPermission === 1) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
+  }
+  if (request.certify && (structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined)) {
+    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
+      'The PDF already carries a signature: a certification signature (certify) must be the first one in a document. Sign it without certify, or certify the unsigned original.');
   }
   const now = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000);
   const warnings: string[] = [];
@@ -99,10 +131,9 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
     edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, Buffer.from(JSON.stringify(audit, null, 2)), now);
   }
 
-  const signatureRef = writer.allocate();
   const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
-  if (isFieldAppearance(request.appearance)) edits.fillSignatureField(signatureRef, request.appearance, appearanceText);
-  else edits.addSignatureField(signatureRef, request.appearance as RectAppearance | undefined, appearanceText);
+  const signatureRef = placeSignature(edits, request, appearanceText, warnings);
+  if (request.certify) edits.certifyWith(signatureRef);
   await edits.finish();
 
   const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };

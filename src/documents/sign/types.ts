@@ -32,6 +32,11 @@ export interface FieldAppearance {
   field: string;
 }
 
+export type CertifyPermission = 'no-changes' | 'form-filling' | 'annotations';
+
+/** DocMDP /P value of each certification level. */
+export const DOC_MDP_PERMISSION: Record<CertifyPermission, 1 | 2 | 3> = { 'no-changes': 1, 'form-filling': 2, annotations: 3 };
+
 export interface SignRequest {
   signer: SignerInfo;
   auditTrail: AuditEvent[];
@@ -43,6 +48,12 @@ export interface SignRequest {
   location?: string;
   contactInfo?: string;
   appearance?: RectAppearance | FieldAppearance;
+  /**
+   * Makes this a certification signature (DocMDP, ISO 32000-1 §12.8.2.2) allowing, after it: no
+   * changes (P=1), form filling and signing (P=2), or those and annotations (P=3). Only the first
+   * signature of a document can certify it.
+   */
+  certify?: CertifyPermission;
   /** Set by the route: correlates the audit record with logs. */
   requestId?: string;
   /** Shown as the document title when the PDF has none (e.g. the uploaded file name). */

@@ -60,7 +60,9 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           description:
             'PDF: a PAdES B-B signature (B-T with a time stamp when the service has a TSA) appended as an incremental update, so earlier signatures stay valid. ' +
             'Unless `certificate.enabled` is false an audit-trail page is added first, and `audit-trail.json` is attached; the signature covers both. ' +
-            'On an already signed PDF (countersigning) no page is added and the record is attached as `audit-trail-<n>.json` in a file-attachment annotation, a change allowed after a signature. ' +
+            'Every PDF signature also carries its audit record in its own signature dictionary (`/DocprocAuditTrail`, reported by verify as `auditTrail`); on an already signed PDF (countersigning) that is the only place: no page and no attachment are added. ' +
+            'An empty signature field is filled when named in `appearance.field`; without `appearance`, an unfilled placeholder another tool left (@signpdf, for one) is filled instead of adding a field. ' +
+            '`certify` makes the first signature of a PDF a certification (DocMDP) signature. ' +
             'DOCX: converted to PDF and signed (default), or with `to=docx` kept as DOCX with an OOXML package signature. ' +
             'Multipart: `certificate` as a FILE part (or `p12`) is your PKCS#12 with `passphrase`; as a TEXT part it is the JSON audit-page option.',
           querystring: SignQuerySchema,
@@ -84,6 +86,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         const isPdf = input.document.subarray(0, 1024).includes('%PDF-');
         if (!isPdf && format !== 'docx') throw invalidFile('Only PDF and DOCX documents can be signed.');
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
+        if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
 
         const level = request.query.level;
         if (level && to === 'docx') throw validationError('level applies to PDF signatures (to=pdf); a DOCX package signature has no PAdES level.', [{ field: 'level', issue: 'PDF only' }]);
@@ -191,6 +194,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
       reason: body.reason,
       location: body.location,
       contactInfo: body.contactInfo,
+      certify: body.certify,
     };
     // Empty is what HTML forms (Swagger UI included) send for an untouched passphrase field.
     if (body.passphrase && !p12File) {

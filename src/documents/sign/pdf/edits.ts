@@ -10,6 +10,7 @@ import type { FieldAppearance, RectAppearance } from '../types.js';
 import { appearanceContent, type AppearanceText } from './appearance.js';
 import { auditPageContents, MIN_AUDIT_PAGE } from './audit-page.js';
 import { RevisionFonts } from './fonts.js';
+import type { FieldNode } from '../../pdf/structure.js';
 import { isUnfilledSignature, type PdfStructure } from './structure.js';
 import { pdfDate } from './text.js';
 
@@ -182,7 +183,8 @@ export class RevisionEdits {
   }
 
   /** A new signature field + widget on a page, visible when `rect` is given. */
-  addSignatureField(signatureRef: PdfRef, rect: RectAppearance | undefined, text: AppearanceText): void {
+  addSignatureField(rect: RectAppearance | undefined, text: AppearanceText): PdfRef {
+    const signatureRef = this.writer.allocate();
     const pageIndex = rect ? rect.page - 1 : 0;
     if (rect) {
       if (!Number.isInteger(rect.page) || pageIndex < 0 || pageIndex >= this.structure.pageRefs.length) {
@@ -199,6 +201,7 @@ export class RevisionEdits {
     }));
     this.appendTo(pageRef, 'Annots', widgetRef);
     this.touchAcroForm(widgetRef);
+    return signatureRef;
   }
 
   private freshFieldName(): string {
@@ -206,15 +209,33 @@ export class RevisionEdits {
     for (let n = 1; ; n++) if (!taken.has(`Signature${n}`)) return `Signature${n}`;
   }
 
-  /** Fills an existing, empty signature field (and gives its widget our appearance). */
-  fillSignatureField(signatureRef: PdfRef, appearance: FieldAppearance, text: AppearanceText): void {
+  /**
+   * The signature fields waiting for a signature: /V an unfilled placeholder (a /Sig dictionary
+   * whose /Contents is all zero bytes, as @signpdf and other two-step signers leave it).
+   */
+  unfilledPlaceholders(): FieldNode[] {
+    return this.structure.fields.filter((f) => f.isTerminal && f.type === 'Sig' && f.dict.has('V') && isUnfilledSignature(this.view, f.dict.get('V')));
+  }
+
+  /**
+   * Fills an existing, empty signature field (and gives its widget our appearance); returns the
+   * reference the signature dictionary is to be written under. A placeholder dictionary that only
+   * this field names is replaced under its own number, so no half-made signature stays behind.
+   */
+  fillSignatureField(appearance: FieldAppearance, text: AppearanceText): PdfRef {
     const field = this.structure.fields.find((f) => f.isTerminal && f.name === appearance.field);
     const notFound = (why: string) => new AppError(422, ErrorCode.FIELD_NOT_FOUND, why);
     if (!field) throw notFound(`The PDF has no form field named "${appearance.field}"; omit appearance.field or use an existing empty signature field.`);
     if (field.type !== 'Sig') throw notFound(`The field "${appearance.field}" is not a signature field.`);
-    if (field.dict.has('V') && !isUnfilledSignature(this.view, field.dict.get('V'))) throw notFound(`The signature field "${appearance.field}" is already signed; choose an empty one.`);
+    const placeholder = field.dict.get('V');
+    if (field.dict.has('V') && !isUnfilledSignature(this.view, placeholder)) throw notFound(`The signature field "${appearance.field}" is already signed; choose an empty one.`);
     if (field.num === undefined) throw notFound(`The signature field "${appearance.field}" is not an indirect object and cannot be filled.`);
     const fieldRef = this.view.refTo(field.num);
+    const sharedPlaceholder = placeholder instanceof PdfRef
+      && this.structure.signatureFields.filter((f) => f.value instanceof PdfRef && f.value.num === placeholder.num).length > 1;
+    const signatureRef = placeholder instanceof PdfRef && !sharedPlaceholder && placeholder.num !== field.num
+      ? this.view.refTo(placeholder.num)
+      : this.writer.allocate();
 
     let fieldCopy = withEntries(field.dict, { V: signatureRef });
     const isWidget = isName(field.dict.get('Subtype'), 'Widget');
@@ -232,6 +253,19 @@ export class RevisionEdits {
     }
     this.writer.set(fieldRef, fieldCopy);
     this.touchAcroForm();
+    return signatureRef;
+  }
+
+  /**
+   * Marks the document as certified by the signature at `signatureRef` (ISO 32000-1 §12.8.2.2):
+   * the catalog's /Perms /DocMDP names it; other /Perms entries are kept.
+   */
+  certifyWith(signatureRef: PdfRef): void {
+    const perms = this.dict(this.catalog.get('Perms'));
+    const withDocMdp = withEntries(perms ?? pdfDict({}), { DocMDP: signatureRef });
+    const current = this.catalog.get('Perms');
+    if (current instanceof PdfRef && perms) this.writer.set(current, withDocMdp);
+    else this.setCatalog(withEntries(this.catalog, { Perms: withDocMdp }));
   }
 
   /** Writes what is collected until now: the fonts with every glyph drawn, the catalog. */

@@ -85,6 +85,13 @@ const signOptionProperties = {
   contactInfo: Type.Optional(Type.String({ maxLength: 500, description: 'docproc extra: /ContactInfo of the signature.' })),
 };
 
+export const CertifySchema = StringEnum(['no-changes', 'form-filling', 'annotations'], {
+  description: 'docproc extra: make this a certification signature (DocMDP) that allows, after it, no changes (`no-changes`, P=1), ' +
+    'filling forms and signing (`form-filling`, P=2), or those and annotations (`annotations`, P=3). Only the first signature of a PDF can certify it ' +
+    '(422 on a PDF that already carries a signature). PDF only.',
+  examples: ['form-filling'],
+});
+
 export const SignatureLevelSchema = StringEnum(['B-B', 'B-T', 'B-LT', 'B-LTA'], {
   description: 'PAdES level of a PDF signature. B-B: signature only. B-T: plus a signature time-stamp (needs TSA_URL; the default when one is set). ' +
     'B-LT: plus the validation data of every signature in the document (certificates, OCSP responses, CRLs) in a DSS. B-LTA: plus a document time-stamp over it all (needs TSA_URL).',
@@ -97,6 +104,7 @@ export const SignJsonBodySchema = Type.Object(
     auditTrail: Type.Optional(AuditTrailSchema),
     certificate: OrNull(AuditCertificateOptionSchema),
     appearance: OrNull(SignAppearanceSchema),
+    certify: Type.Optional(CertifySchema),
     p12: OrNull(SignP12Schema),
     extend: Type.Optional(StringEnum(['B-LT', 'B-LTA'], {
       description: 'docproc extra: raise an already signed PDF to this level without signing it again (signer and auditTrail are then not needed).',
@@ -133,6 +141,7 @@ export const SignMultipartFieldsSchema = Type.Object({
   location: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.location] })),
   contactInfo: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.contactInfo] })),
   appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}.', examples: [signOptionalPartExamples.appearance] })),
+  certify: Type.Optional(CertifySchema),
 });
 
 export const SignResponseSchema = Type.Object({
