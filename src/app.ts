@@ -20,7 +20,7 @@ import { installClosedSchemas } from './http/closed-schemas.js';
 import { validatorCompilerFactory } from './http/validator-compiler.js';
 import { installJobContext } from './http/job-context.js';
 import { installJsonDepthCheck } from './http/json-depth.js';
-import { installMultipartChecks, rememberUploadedFile } from './http/multipart.js';
+import { installMultipartChecks, MULTIPART_COUNTS, rememberUploadedFile } from './http/multipart.js';
 import rootRoutes from './routes/root.js';
 import metricsRoutes from './routes/metrics.js';
 import annotateRoutes from './routes/v1/annotate.js';
@@ -97,7 +97,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onSend', async (_request, reply) => {
     if (draining) reply.header('connection', 'close');
   });
-  installErrorHandling(app);
+  installErrorHandling(app, { maxFileBytes: config.limits.maxFileBytes });
   installClosedSchemas(app);
   installMetrics(app, services.metrics);
   installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
@@ -115,7 +115,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     attachFieldsToBody: 'keyValues',
     onFile: rememberUploadedFile,
     // Text fields are small by design (JSON options); documents and images travel as file parts.
-    limits: { fileSize: config.limits.maxFileBytes, files: 10, fields: 20, fieldSize: config.limits.maxFieldBytes, parts: 30 },
+    limits: { fileSize: config.limits.maxFileBytes, ...MULTIPART_COUNTS, fieldSize: config.limits.maxFieldBytes },
     throwFileSizeLimit: true,
   });
   installMultipartChecks(app, { maxFileBytes: config.limits.maxFileBytes, maxFieldBytes: config.limits.maxFieldBytes, fallbackBodyBytes: config.limits.maxJsonBytes });

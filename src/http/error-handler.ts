@@ -1,50 +1,52 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ErrorCode, type ErrorDetail } from '../errors/app-error.js';
+import { AppError, ErrorCode } from '../errors/app-error.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { buildProblem, problemContentType } from './problem.js';
+import { MULTIPART_COUNTS } from './multipart.js';
+import { readableSize } from './sizes.js';
+import { summarize, validationDetails } from './validation-messages.js';
 
 /** Fastify's own errors that are the caller's fault, mapped to our codes and messages. */
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'This content type is not accepted here; see the operation in /docs for the accepted ones.' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.VALIDATION_ERROR },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'The JSON body is empty.' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'The request body is larger than the service accepts.' },
-  FST_REQ_FILE_TOO_LARGE: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'The uploaded file is larger than the service accepts (MAX_FILE_BYTES).' },
-  FST_FILES_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many files in the multipart request.' },
-  FST_FIELDS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many fields in the multipart request.' },
-  FST_PARTS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: 'Too many parts in the multipart request.' },
+  FST_FILES_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: `Too many files in the multipart request: at most ${MULTIPART_COUNTS.files} file parts.` },
+  FST_FIELDS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: `Too many text fields in the multipart request: at most ${MULTIPART_COUNTS.fields}.` },
+  FST_PARTS_LIMIT: { status: 413, code: ErrorCode.FILE_TOO_LARGE, message: `Too many parts in the multipart request: at most ${MULTIPART_COUNTS.parts}.` },
   FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE, message: 'Send the request as multipart/form-data.' },
   FST_MULTIPART_INVALID_CONTENT_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE },
   FST_PROTO_VIOLATION: { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'The body contains a forbidden property name.' },
   FST_ERR_VALIDATION: { status: 400, code: ErrorCode.VALIDATION_ERROR },
 };
 
-function validationDetails(err: FastifyError): ErrorDetail[] {
-  const where = err.validationContext ?? 'request';
-  return (err.validation ?? []).map((v) => {
-    const missing = (v.params as { missingProperty?: string })?.missingProperty;
-    const extra = (v.params as { additionalProperty?: string })?.additionalProperty;
-    const path = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
-    const field = [where, path, missing ?? extra].filter(Boolean).join('.');
-    const issue = extra ? `unknown property "${extra}"` : (v.message ?? 'is invalid');
-    return { field, issue };
-  });
+/** Size-limit errors Fastify raises itself, told in MB with the limit that applies to this route. */
+function sizeLimitError(fe: FastifyError, request: FastifyRequest, maxFileBytes: number): AppError | undefined {
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit;
+    return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts${limit ? ` (${readableSize(limit)})` : ''}; send a smaller document, or a large file as a multipart part where the operation takes one.`);
+  }
+  if (fe.code === 'FST_REQ_FILE_TOO_LARGE') {
+    return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The uploaded file is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES).`);
+  }
+  return undefined;
 }
 
-function toAppError(err: FastifyError | Error): AppError {
+function toAppError(err: FastifyError | Error, request: FastifyRequest, maxFileBytes: number): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof StoreUnavailableError) {
     return new AppError(503, ErrorCode.STORE_UNAVAILABLE, 'The service cannot reach its key store right now; try again shortly.', { headers: { 'retry-after': '5' } });
   }
   const fe = err as FastifyError;
   if (fe.validation) {
-    const details = validationDetails(fe);
-    const summary = details.map((d) => `${d.field} ${d.issue}`).join('; ');
-    return new AppError(400, ErrorCode.VALIDATION_ERROR, `The request is invalid: ${summary}.`, { details });
+    const details = validationDetails(fe.validation as never, fe.validationContext ?? 'request');
+    return new AppError(400, ErrorCode.VALIDATION_ERROR, summarize(details), { details });
   }
   if (err instanceof SyntaxError && fe.statusCode === 400) {
     return new AppError(400, ErrorCode.VALIDATION_ERROR, 'The body is not valid JSON.');
   }
+  const sized = sizeLimitError(fe, request, maxFileBytes);
+  if (sized) return sized;
   const known = fe.code ? FRAMEWORK_ERRORS[fe.code] : undefined;
   if (known) return new AppError(known.status, known.code, known.message ?? fe.message);
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -72,9 +74,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     );
 }
 
-export function installErrorHandling(app: FastifyInstance) {
+/** The one error handler: every failure, ours or Fastify's, leaves as one problem+json. */
+export function installErrorHandling(app: FastifyInstance, limits: { maxFileBytes: number }) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, request, limits.maxFileBytes);
     if (appError.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: appError.code, status: appError.status }, appError.message);
     return sendProblem(request, reply, appError);

@@ -2,6 +2,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import { assertJsonDepth } from './json-depth.js';
+import { readableSize } from './sizes.js';
 import { multipartBoundary, MultipartWatch, type LimitExceeded } from './multipart-watch.js';
 
 export interface UploadedFile {
@@ -18,6 +19,9 @@ declare module 'fastify' {
     multipartRefusal?: AppError;
   }
 }
+
+/** How many parts of each kind one multipart request may have (@fastify/multipart limits). */
+export const MULTIPART_COUNTS = { files: 10, fields: 20, parts: 30 } as const;
 
 const malformed = () =>
   new AppError(400, ErrorCode.VALIDATION_ERROR, 'The multipart body is malformed or ends before its closing boundary (a part was never terminated); send a complete multipart/form-data body.');
@@ -62,23 +66,75 @@ export function jsonField<T>(value: string | undefined, field: string): T | unde
   return parsed as T;
 }
 
+interface MultipartShape {
+  /** Every declared part. */
+  declared: Set<string>;
+  /** Declared parts that are files (format: binary), and which of them are required. */
+  files: string[];
+  requiredFiles: string[];
+  /** Undeclared file parts are allowed (annotate's cid: images). */
+  openToFiles: boolean;
+}
+
 /**
- * The fields a route's multipart body schema declares: its `multipart/form-data` content entry, or a
+ * What a route's multipart body schema declares: its `multipart/form-data` content entry, or a
  * body schema the route only consumes as multipart (convert). None declared means none allowed.
  */
-function declaredFields(request: FastifyRequest): Set<string> {
-  type ObjectSchema = { properties?: object };
+function multipartShape(request: FastifyRequest): MultipartShape {
+  type ObjectSchema = { properties?: Record<string, { format?: string }>; required?: string[]; additionalProperties?: unknown };
   const body = (request.routeOptions.schema as { body?: ObjectSchema & { content?: Record<string, { schema?: ObjectSchema }> } } | undefined)?.body;
-  const properties = body?.content ? body.content['multipart/form-data']?.schema?.properties : body?.properties;
-  return new Set(Object.keys(properties ?? {}));
+  const schema = (body?.content ? body.content['multipart/form-data']?.schema : body) ?? {};
+  const properties = schema.properties ?? {};
+  const files = Object.keys(properties).filter((name) => properties[name]?.format === 'binary');
+  return {
+    declared: new Set(Object.keys(properties)),
+    files,
+    requiredFiles: files.filter((name) => schema.required?.includes(name)),
+    openToFiles: typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null,
+  };
+}
+
+const partError = (field: string, issue: string, message: string) =>
+  new AppError(400, ErrorCode.VALIDATION_ERROR, message, { details: [{ field: `body.${field}`, issue }] });
+
+const names = (list: readonly string[]) => list.map((n) => `\`${n}\``).join(', ');
+
+/**
+ * Parts a route does not take, and file parts it needs but did not get, named with what to send
+ * instead: "unexpected part `document`; send the file as `file`".
+ */
+function checkPartNames(request: FastifyRequest, shape: MultipartShape): void {
+  const received = Object.keys(request.body as Record<string, unknown>);
+  const fileParts = Object.keys(request.uploadedFiles ?? {});
+  const missingFiles = shape.requiredFiles.filter((name) => !fileParts.includes(name));
+  for (const name of received) {
+    const isFile = fileParts.includes(name);
+    if (shape.declared.has(name) || (isFile && shape.openToFiles)) continue;
+    if (isFile && missingFiles.length > 0) {
+      throw partError(name, 'unexpected part', `Unexpected part \`${name}\`; send the file as \`${missingFiles[0]}\`.`);
+    }
+    throw partError(name, 'unexpected part', `Unexpected part \`${name}\`; this operation takes the parts ${names([...shape.declared])}.`);
+  }
+  for (const name of missingFiles) {
+    const stray = fileParts.filter((part) => !shape.declared.has(part));
+    const sentAsText = received.includes(name);
+    const hint = sentAsText
+      ? ` It arrived as a text field: send it as a file (in curl, -F "${name}=@path").`
+      : stray.length > 0
+        ? ` The request has the file part${stray.length > 1 ? 's' : ''} ${names(stray)}: send the document as \`${name}\`.`
+        : ` Send the document as a file part named \`${name}\`.`;
+    throw partError(name, 'required file part', `The required part \`${name}\` is missing.${hint}`);
+  }
 }
 
 const tooLarge = (what: LimitExceeded, maxFileBytes: number): AppError => {
-  const mb = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MB`;
-  if (what.kind === 'body') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts (${mb(what.limit)}); it was stopped there.`);
-  if (what.kind === 'file') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The file "${what.name}" is larger than ${mb(maxFileBytes)} (MAX_FILE_BYTES); it was stopped there.`);
-  return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart field "${what.name}" is larger than ${what.limit} bytes (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
+  if (what.kind === 'body') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts (${readableSize(what.limit)}); it was stopped there.`);
+  if (what.kind === 'file') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The file part \`${what.name}\` is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES); it was stopped there.`);
+  return fieldTooLarge(what.name ?? '(unnamed)', what.limit);
 };
+
+const fieldTooLarge = (name: string, limit: number) =>
+  new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart text field "${name}" is larger than ${readableSize(limit)} (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
 
 /** After a refusal the rest of the body is not read: the connection closes this long after the answer. */
 const LINGER_MS = 500;
@@ -122,8 +178,8 @@ function watchMultipartBodies(app: FastifyInstance, limits: { maxFileBytes: numb
 }
 
 /**
- * After @fastify/multipart has read the body: text fields the route does not declare are refused (400),
- * and a text field that reached MULTIPART_FIELD_MAX_BYTES (busboy cuts it there silently) is 413,
+ * After @fastify/multipart has read the body: parts the route does not declare are refused (400, naming
+ * the part to send instead), a missing file part is named, and a text field that reached MULTIPART_FIELD_MAX_BYTES (busboy cuts it there silently) is 413,
  * never a silently shortened value.
  */
 export function installMultipartChecks(app: FastifyInstance, limits: { maxFileBytes: number; maxFieldBytes: number; fallbackBodyBytes: number }): void {
@@ -131,15 +187,11 @@ export function installMultipartChecks(app: FastifyInstance, limits: { maxFileBy
   watchMultipartBodies(app, limits);
   app.addHook('preValidation', async (request) => {
     if (!request.isMultipart() || !request.body || typeof request.body !== 'object') return;
-    const declared = declaredFields(request);
+    checkPartNames(request, multipartShape(request));
     for (const [name, value] of Object.entries(request.body as Record<string, unknown>)) {
-      // File parts may be named freely (annotate's cid: images); the file limits bound them.
       const isFile = request.uploadedFiles?.[name] !== undefined;
-      if (!isFile && !declared.has(name)) {
-        throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${name}" is not part of this operation.`, { details: [{ field: `body.${name}`, issue: 'unknown field' }] });
-      }
       if (!isFile && typeof value === 'string' && Buffer.byteLength(value) >= maxFieldBytes) {
-        throw new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart field "${name}" is larger than ${maxFieldBytes} bytes (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
+        throw fieldTooLarge(name, maxFieldBytes);
       }
     }
   });

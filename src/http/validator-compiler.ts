@@ -14,11 +14,12 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => void;
  * Query strings, path parameters and headers arrive as text and are coerced as usual; a JSON body
  * is taken as sent, so a one-row table `[["a","b"]]` stays an array of arrays, a number stays a
  * number where a string is expected (400 naming the field), and `null` is never turned into "".
+ * Errors are verbose (they carry their schema and value) so the messages can list what is allowed.
  */
 export function validatorCompilerFactory(): ValidatorFactory {
   const factory = (externalSchemas: ExternalSchemas) => {
     const make = (coerceTypes: boolean | 'array') => {
-      const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, strict: false, addUsedSchema: false });
+      const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, verbose: true, strict: false, addUsedSchema: false });
       addFormats(ajv);
       for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema);
       return ajv;

@@ -169,7 +169,7 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     // One rule on every route: what the operation does not declare is refused, naming it.
     const extra = await postJson({ document, eventId: 'evt-42', somethingElse: { nested: true } });
     expect(extra.statusCode).toBe(400);
-    expect(extra.json().details).toContainEqual({ field: 'body.somethingElse', issue: 'unknown property "somethingElse"' });
+    expect(extra.json().details).toContainEqual({ field: 'body.somethingElse', issue: expect.stringMatching(/^unknown property `somethingElse`; allowed: `document`/) });
     // Inside `document`, unknown properties are still refused: a typo there would lose the input.
     expect((await postJson({ document: { base64: document.base64, contenttype: 'application/pdf' } })).statusCode).toBe(400);
   });

@@ -38,7 +38,7 @@ describe('multipart bodies are bounded', () => {
     for (const url of ['/v1/verify', '/v1/sign', '/v1/annotate']) {
       const res = await multipartPost(url, { notAField: 'x' });
       expect(res.statusCode, url).toBe(400);
-      expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unknown field' }] });
+      expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unexpected part' }] });
     }
   });
 
@@ -52,7 +52,7 @@ describe('multipart bodies are bounded', () => {
       const request = new Request('http://localhost/', { method: 'POST', body: form });
       const res = await small.app.inject({ method: 'POST', url: '/v1/sign', headers: { authorization: `Bearer ${smallKey}`, 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) });
       expect(res.statusCode).toBe(413);
-      expect(res.json().detail).toMatch(/"signer" is larger than 2048 bytes/);
+      expect(res.json().detail).toMatch(/"signer" is larger than 2 KB \(MULTIPART_FIELD_MAX_BYTES\)/);
     } finally {
       await small.app.close();
     }
@@ -110,7 +110,7 @@ describe('malformed and oversized multipart bodies', () => {
       expect(JSON.parse(field.body)).toMatchObject({ code: 'FILE_TOO_LARGE', detail: expect.stringContaining('"signer"') });
       const file = await stream('Content-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf', 256 * 1024 * 1024);
       expect(file.status).toBe(413);
-      expect(JSON.parse(file.body).detail).toContain('"file" is larger than 1 MB');
+      expect(JSON.parse(file.body).detail).toContain('The file part `file` is larger than 1 MB');
       console.log(`malformed: 413 after ${field.sentWhenAnswered} bytes of a 256 MB field (limit 64 KB), ${file.sentWhenAnswered} bytes of a 256 MB file (limit 1 MB)`);
       // Socket buffers hold a few MB at most: the 256 MB were never all sent.
       expect(field.sentWhenAnswered).toBeLessThan(32 * 1024 * 1024);
@@ -123,7 +123,7 @@ describe('malformed and oversized multipart bodies', () => {
   it('convert refuses text fields it does not declare, like every other operation', async () => {
     const res = await multipartPost('/v1/convert', { notAField: 'x' });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unknown field' }] });
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.notAField', issue: 'unexpected part' }] });
   });
 });
 
@@ -288,7 +288,7 @@ describe('every operation takes exactly what it declares', () => {
       const param = new URL(url, 'http://x').searchParams;
       const unknown = [...param.keys()].at(-1)!;
       expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(400);
-      expect(res.json().details ?? [], `${url}: ${res.body}`).toContainEqual({ field: `querystring.${unknown}`, issue: `unknown property "${unknown}"` });
+      expect(res.json().details ?? [], `${url}: ${res.body}`).toContainEqual({ field: `querystring.${unknown}`, issue: expect.stringMatching(new RegExp(`^unknown property \`${unknown}\``)) });
     }
   });
 
