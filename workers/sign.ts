@@ -20,15 +20,15 @@ export interface SignTaskInput {
   receivedSha256?: string;
   /** PAdES level to reach: B-LT adds validation data, B-LTA also a document time-stamp (PDF only). */
   level?: SignatureLevel;
-  /** Validation data (B-LT, B-LTA): trust anchors to build chains, and how to reach responders. */
-  ltv?: { trustRoots: string[]; fetch: RevocationFetchPolicy };
+  /** Validation data (B-LT, B-LTA): trust anchors to build chains, and how to reach responders (unset: REVOCATION_FETCH is off). */
+  ltv?: { trustRoots: string[]; fetch?: RevocationFetchPolicy };
 }
 
 /** Input of `extendPdfTask`: raise an already signed PDF to B-LT or B-LTA without signing it again. */
 export interface ExtendTaskInput {
   document: Uint8Array;
   level: 'B-LT' | 'B-LTA';
-  ltv: { trustRoots: string[]; fetch: RevocationFetchPolicy };
+  ltv: { trustRoots: string[]; fetch?: RevocationFetchPolicy };
   tsa?: { url: string; timeoutMs?: number; allowPrivateAddresses?: boolean };
 }
 
@@ -51,8 +51,11 @@ const asBytes = (buffer: Buffer) => new Uint8Array(buffer.buffer, buffer.byteOff
 
 /** Adds B-LT validation data and, for B-LTA, the document time-stamp. */
 async function raiseLevel(document: Buffer, level: 'B-LT' | 'B-LTA', input: Pick<ExtendTaskInput, 'ltv' | 'tsa'>, warnings: string[]): Promise<Buffer> {
-  const lt = await addValidationData(document, { trustRoots: input.ltv.trustRoots, fetchRevocation: revocationFetcher(input.ltv.fetch) });
-  warnings.push(...lt.warnings);
+  // One fetcher per operation: it carries the operation's outbound budget and deadline.
+  const fetcher = input.ltv.fetch ? revocationFetcher(input.ltv.fetch) : undefined;
+  const lt = await addValidationData(document, { trustRoots: input.ltv.trustRoots, fetchRevocation: fetcher });
+  const budgetNote = fetcher?.budgetNote();
+  warnings.push(...(budgetNote ? [budgetNote] : []), ...lt.warnings);
   if (level === 'B-LT') return lt.document;
   if (!input.tsa) throw unprocessable(ErrorCode.SIGNING_ERROR, 'B-LTA needs a time-stamp authority (TSA_URL) for its document time-stamp; this service has none.');
   return addDocumentTimestamp(lt.document, input.tsa);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
-import { oneLine } from '../pki/certificates.js';
+import { oneLine, type Cert } from '../pki/certificates.js';
+import { revocationPointers } from '../pki/revocation/evidence.js';
 import { fetchEvidence, type RevocationFetcher } from '../pki/revocation/check.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
 import { PdfDict, PdfRef, pdfDict, pdfName, pdfStream, withEntries, type PdfValue } from '../pdf/objects.js';
@@ -20,7 +21,12 @@ export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
 export interface LtvOptions {
   trustRoots: string[];
-  fetchRevocation: RevocationFetcher;
+  /**
+   * Fetches OCSP responses and CRLs within one operation's budget (revocationFetcher); absent when
+   * REVOCATION_FETCH is off: then only the revocation data the document carries is used, and a
+   * certificate that names a responder but has none in the document makes the request fail (422).
+   */
+  fetchRevocation?: RevocationFetcher;
   now?: Date;
 }
 
@@ -34,12 +40,18 @@ interface DssContent {
   vri: Map<string, { certs: string[]; ocsps: string[]; crls: string[] }>;
 }
 
+const publishesRevocation = (cert: Cert) => {
+  const { ocsp, crl } = revocationPointers(cert);
+  return ocsp.length + crl.length > 0;
+};
+
 async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: string[]): Promise<DssContent> {
   const material = signatureMaterial(pdf, { trustRoots: options.trustRoots });
   if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
   const now = options.now ?? new Date();
   const content: DssContent = { certs: new Map(), ocsps: new Map(), crls: new Map(), vri: new Map() };
   const fetched = new Map<string, Awaited<ReturnType<typeof fetchEvidence>>>();
+  const missing: Cert[] = [];
   for (const signature of material) {
     const entry = { certs: [] as string[], ocsps: [] as string[], crls: [] as string[] };
     for (const cert of [...signature.chain, ...signature.otherCerts]) {
@@ -47,12 +59,24 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
       content.certs.set(key, cert.der);
       if (!entry.certs.includes(key)) entry.certs.push(key);
     }
-    if (!signature.trusted) warnings.push(`The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but its validation data may not satisfy a verifier.`);
-    // The signer's chain and the time-stamp unit's chain (each without its trust anchor).
-    const chains = [signature.trusted ? signature.chain : [...signature.chain, undefined], ...(signature.timestampChain ? [signature.timestampChain] : [])];
-    const pairs = chains.flatMap((chain) => chain.slice(0, -1).map((cert, i) => ({ cert: cert!, issuer: chain[i + 1] })));
+    content.vri.set(createHash('sha1').update(signature.contents).digest('hex').toUpperCase(), entry);
+    // Only chains that end at a trusted root are worth an outbound request: any other chain is the
+    // caller's to make up, with whatever responder URLs it likes.
+    if (!signature.trusted) {
+      warnings.push(`The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but no revocation data was fetched for it and its validation data may not satisfy a verifier.`);
+      continue;
+    }
+    if (!options.fetchRevocation) {
+      for (const cert of signature.unsettled) {
+        if (publishesRevocation(cert)) missing.push(cert);
+        else warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": the certificate names no OCSP responder or CRL.`);
+      }
+      continue;
+    }
+    // The signer's chain and the time-stamp unit's chain, each ending at its trust anchor.
+    const chains = [signature.chain, ...(signature.timestampChain ? [signature.timestampChain] : [])];
+    const pairs = chains.flatMap((chain) => chain.slice(0, -1).map((cert, i) => ({ cert, issuer: chain[i + 1]! })));
     for (const { cert, issuer } of pairs) {
-      if (!issuer) continue;
       const key = fingerprint(cert.der);
       if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now, { useCache: false }));
       const evidence = fetched.get(key)!;
@@ -65,7 +89,10 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
       (ocsp ? content.ocsps : content.crls).set(fingerprint(der), der);
       (ocsp ? entry.ocsps : entry.crls).push(fingerprint(der));
     }
-    content.vri.set(createHash('sha1').update(signature.contents).digest('hex').toUpperCase(), entry);
+  }
+  if (missing.length) {
+    const names = [...new Set(missing.map((cert) => `"${oneLine(cert.x509.subject)}"`))];
+    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `B-LT needs revocation data for ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}, which the document does not carry, and this service fetches none (REVOCATION_FETCH is off). Ask the operator to turn REVOCATION_FETCH on, or send a document that already carries that revocation data.`);
   }
   return content;
 }

@@ -275,6 +275,8 @@ export interface SignatureMaterial {
   otherCerts: Cert[];
   /** The signature time-stamp unit's chain, when the signature has one that is trusted. */
   timestampChain?: Cert[];
+  /** Certificates of the trusted chains whose revocation the document's own evidence does not settle. */
+  unsettled: Cert[];
 }
 
 /** The signatures of a PDF with their certificates, as the verifier reads them (no verdicts). */
@@ -287,6 +289,7 @@ export function signatureMaterial(input: Uint8Array, options: VerifyOptions): Si
     trusted: fact.report.trusted,
     otherCerts: [...(fact.cms?.certificates ?? []), ...(fact.timestampCerts ?? [])],
     timestampChain: fact.timestampChain?.trusted ? fact.timestampChain.chain : undefined,
+    unsettled: [...(fact.revocation?.unresolved ?? []), ...(fact.timestampRevocation?.unresolved ?? [])].map((u) => u.cert),
   }] : []));
 }
 

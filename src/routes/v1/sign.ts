@@ -142,9 +142,10 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     return url ? { url, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined;
   }
 
+  /** B-LT's trust anchors, and how to fetch revocation data (only with REVOCATION_FETCH on). */
   function ltvFor(trustRoots: string[]) {
-    const { fetch: _verifyFetches, ...fetch } = services.config.revocation;
-    return { trustRoots, fetch };
+    const { fetch: enabled, ...fetch } = services.config.revocation;
+    return { trustRoots, fetch: enabled ? fetch : undefined };
   }
 
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {

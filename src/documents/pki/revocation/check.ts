@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { oneLine, type Cert } from '../certificates.js';
+import { REVOCATION_BUDGET } from './fetcher.js';
 import { EvidenceProblem, noCheckNeeded, ocspRequest, readCrl, readOcspResponse, revocationPointers, type EvidenceVerdict } from './evidence.js';
 
 /**
@@ -118,9 +119,14 @@ export async function fetchEvidence(cert: Cert, issuer: Cert, fetcher: Revocatio
   const key = `${issuer.x509.fingerprint256} ${cert.x509.serialNumber}`;
   const hit = useCache ? cache.get(key) : undefined;
   if (hit && hit.until > now.getTime()) return hit;
-  const { ocsp, crl } = revocationPointers(cert);
-  if (ocsp.length === 0 && crl.length === 0) return { problems: ['the certificate names no OCSP responder or CRL'], published: false };
+  const pointers = revocationPointers(cert);
+  if (pointers.ocsp.length === 0 && pointers.crl.length === 0) return { problems: ['the certificate names no OCSP responder or CRL'], published: false };
   const problems: string[] = [];
+  // At most REVOCATION_BUDGET.perCertificate URLs, OCSP first.
+  const ocsp = pointers.ocsp.slice(0, REVOCATION_BUDGET.perCertificate);
+  const crl = pointers.crl.slice(0, REVOCATION_BUDGET.perCertificate - ocsp.length);
+  const skipped = pointers.ocsp.length + pointers.crl.length - ocsp.length - crl.length;
+  if (skipped > 0) problems.push(`${skipped} more URL(s) not asked (at most ${REVOCATION_BUDGET.perCertificate} per certificate)`);
   for (const url of ocsp) {
     try {
       const nonce = randomBytes(16);
