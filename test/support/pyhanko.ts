@@ -42,6 +42,11 @@ export interface SignJob {
   box?: [number, number, number, number];
   /** FieldMDP lock written into the new field and applied by this signature. */
   lock?: { action: 'ALL' | 'INCLUDE' | 'EXCLUDE'; fields?: string[] };
+  /** A signature time-stamp from this RFC 3161 server. */
+  tsa_url?: string;
+  /** PAdES level; B-LT and B-LTA fetch revocation data (pyHanko's own way) validating against `trust`. */
+  pades?: 'B-T' | 'B-LT' | 'B-LTA';
+  trust?: string[];
 }
 
 export class Pyhanko {

@@ -9,8 +9,9 @@ Run only through test/support/pyhanko.ts, which starts it with the PYTHONPATH th
          (docmdp: the DocMDP permission (1-3) this signature's reference or lock requires, or null)
   {"op": "sign", "in": "a.pdf", "out": "b.pdf", "field": "Sig1", "key": "k.pem", "cert": "c.pem",
    "chain": ["root.pem"], "certify": 1|2|3|null, "box": [x1, y1, x2, y2]|null,
-   "lock": {"action": "ALL"|"INCLUDE"|"EXCLUDE", "fields": [...]}|null}
-      -> {"ok": true}
+   "lock": {"action": "ALL"|"INCLUDE"|"EXCLUDE", "fields": [...]}|null,
+   "tsa_url": "http://..."|null, "pades": "B-T"|"B-LT"|"B-LTA"|null, "trust": ["root.pem"]}
+      -> {"ok": true}   (B-LT/B-LTA: pyHanko fetches the revocation data before signing, as it does)
   {"op": "timestamp", "in": "a.pdf", "out": "b.pdf", "field": "Ts1", "key": "k.pem", "cert": "c.pem"}
       -> {"ok": true}   (a document time-stamp from pyHanko's in-process test TSA)
 Every answer is one JSON line; errors are {"error": "..."}.
@@ -68,8 +69,27 @@ def validate(cmd):
     return {'signatures': out, 'certification': certification.permission.value if certification else None}
 
 
+def load_cert(path):
+    from asn1crypto import pem, x509
+
+    with open(path, 'rb') as f:
+        data = f.read()
+    return x509.Certificate.load(pem.unarmor(data)[2] if pem.detect(data) else data)
+
+
 def sign(cmd):
     signer = signers.SimpleSigner.load(cmd['key'], cmd['cert'], ca_chain_files=cmd.get('chain') or None)
+    level = cmd.get('pades')
+    timestamper = None
+    if cmd.get('tsa_url'):
+        from pyhanko.sign.timestamps import HTTPTimeStamper
+
+        timestamper = HTTPTimeStamper(cmd['tsa_url'])
+    validation_context = None
+    if level in ('B-LT', 'B-LTA'):
+        from pyhanko_certvalidator import ValidationContext
+
+        validation_context = ValidationContext(trust_roots=[load_cert(p) for p in cmd.get('trust') or []], allow_fetching=True)
     lock = cmd.get('lock')
     field_spec = fields.SigFieldSpec(
         sig_field_name=cmd['field'],
@@ -80,10 +100,14 @@ def sign(cmd):
         field_name=cmd['field'],
         certify=bool(cmd.get('certify')),
         docmdp_permissions=fields.MDPPerm(cmd['certify']) if cmd.get('certify') else fields.MDPPerm.FILL_FORMS,
+        subfilter=fields.SigSeedSubFilter.PADES if level else None,
+        embed_validation_info=validation_context is not None,
+        use_pades_lta=level == 'B-LTA',
+        validation_context=validation_context,
     )
     with open(cmd['in'], 'rb') as inf, open(cmd['out'], 'wb') as outf:
         writer = IncrementalPdfFileWriter(inf, strict=False)
-        signers.PdfSigner(meta, signer, new_field_spec=field_spec).sign_pdf(writer, output=outf)
+        signers.PdfSigner(meta, signer, timestamper=timestamper, new_field_spec=field_spec).sign_pdf(writer, output=outf)
     return {'ok': True}
 
 

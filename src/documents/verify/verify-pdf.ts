@@ -11,7 +11,7 @@ import { examineSignature, type EvaluationContext, type SignatureFacts } from '.
 import { decideIndication, levelAllowed } from './signature/indication.js';
 import { RULE } from './signature/change-rules.js';
 import { SignedRevision, classifyModifications } from './signature/modifications.js';
-import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence } from '../pki/revocation/check.js';
+import { resolveByFetching, revocationFromEvidence, type EmbeddedEvidence, type ValidationTime } from '../pki/revocation/check.js';
 import { dssEvidence } from './dss-evidence.js';
 import type { OnlineVerifyOptions, SignatureReport, SignerSummary, VerifyOptions, VerifyReport } from './types.js';
 
@@ -213,6 +213,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
   const unsignedFields = examined.filter((f) => !f.report.signed).map((f) => f.report.field);
   facts.sort((a, b) => (a.byteRange.signedEnd ?? Infinity) - (b.byteRange.signedEnd ?? Infinity));
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
+  attachArchivePoe(facts);
   attachRevocation(facts, final, ctx.now);
   return { data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification };
 }
@@ -246,6 +247,20 @@ interface Examination {
   certification: 1 | 2 | 3 | undefined;
 }
 
+/**
+ * The validation time of a signature's revocation evidence (ETSI EN 319 102-1 §5.2.5): its proof of
+ * existence — its own trusted time-stamp, else the earliest trusted document time-stamp after it —
+ * when it has one, else now. The signing time a signature claims is not proof: a signer whose
+ * certificate was revoked could claim a time before the revocation.
+ */
+function signatureValidationTime(fact: SignatureFacts, now: Date): ValidationTime {
+  const ts = fact.report.timestamp;
+  if (fact.report.kind !== 'documentTimestamp' && ts?.valid && ts.intact && ts.trusted && ts.time) return { at: new Date(ts.time), basis: 'the time of the signature time-stamp' };
+  if (fact.archivePoe) return { at: fact.archivePoe, basis: 'the time of the first document time-stamp after the signature' };
+  if (fact.report.kind === 'documentTimestamp' && ts?.time) return { at: new Date(ts.time), basis: 'the time of this time-stamp' };
+  return { at: now, basis: 'now (no time-stamp proves when the signature existed)' };
+}
+
 /** Revocation of each trusted signer chain from the evidence the PDF carries (DSS, CMS archival). */
 function attachRevocation(facts: SignatureFacts[], final: PdfView, now: Date): void {
   const dss = dssEvidence(final);
@@ -253,12 +268,12 @@ function attachRevocation(facts: SignatureFacts[], final: PdfView, now: Date): v
     if (!fact.chain || !fact.report.trusted) continue;
     const archived = fact.cms?.archivedRevocation;
     const evidence: EmbeddedEvidence[] = [...(dss ? [dss] : []), ...(archived ? [{ source: 'cms' as const, ...archived }] : [])];
-    const ts = fact.report.timestamp;
-    const speaksFor = ts?.valid && ts.time ? ts.time : fact.report.signingTime;
-    fact.revocation = revocationFromEvidence(fact.chain, true, evidence, speaksFor ? new Date(speaksFor) : now);
+    fact.revocation = revocationFromEvidence(fact.chain, true, evidence, signatureValidationTime(fact, now));
     fact.report.revocation = fact.revocation.entries;
+    const ts = fact.report.timestamp;
     if (fact.timestampChain?.trusted && ts?.time) {
-      fact.timestampRevocation = revocationFromEvidence(fact.timestampChain.chain, true, evidence, new Date(ts.time));
+      // A time-stamp unit is judged at the time of its token (a deliberate choice, see README).
+      fact.timestampRevocation = revocationFromEvidence(fact.timestampChain.chain, true, evidence, { at: new Date(ts.time), basis: 'the time of the signature time-stamp' });
       ts.revocation = fact.timestampRevocation.entries;
     }
   }
@@ -352,7 +367,6 @@ function refuseAmbiguousReading(facts: SignatureFacts[], ctx: EvaluationContext,
 }
 
 function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification }: Examination): VerifyReport {
-  attachArchivePoe(facts);
   for (const fact of facts) {
     const allowed = applyModifications(fact, ctx, certification);
     decideIndication(fact, allowed, ctx.now);

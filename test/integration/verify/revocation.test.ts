@@ -14,6 +14,10 @@ import { createTestPki, pdfsig, type TestPki } from '../sign/pki.js';
 import { signRoutesFor, type SignRoutes } from '../sign/route-signing.js';
 import { libreOfficeVerifyPdf } from '../sign/libreoffice-verify.js';
 import { startTsa } from '../sign/tsa-server.js';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { TestPdf } from '../../unit/verify/helpers/pdf.js';
+import type { TestIdentity } from '../../unit/verify/helpers/pki.js';
+import { Pyhanko } from '../../support/pyhanko.js';
 
 /**
  * Revocation checking in verify against a test PKI on loopback made with openssl: its own CA, an
@@ -70,6 +74,10 @@ beforeAll(async () => {
   revocation.issueLeaf('crl-only', { crl: true });
   revocation.issueLeaf('responder-down', { deadOcsp: true });
   revocation.issueLeaf('short-lived', { ocsp: true, days: 2 });
+  // Issued before the responder restarts below, so that it knows them.
+  revocation.issueLeaf('revoked-backdated', { ocsp: true });
+  revocation.issueLeaf('fresh-check', { ocsp: true });
+  revocation.issueLeaf('pyhanko-lt', { ocsp: true, crl: true });
   online = await appWith({ TSA_URL: tsa.url, REVOCATION_FETCH: 'true', REVOCATION_TIMEOUT_MS: '2000' }, 'online');
   key = online.routes.key;
   offline = await appWith({ TSA_URL: tsa.url }, 'offline');
@@ -330,5 +338,128 @@ describe('the time-stamp unit', () => {
     const late = signatureOf(await stamped.routes.verify(afterRevocation));
     expect(late.timestamp.revocation[0]).toMatchObject({ status: 'revoked' });
     expect(late.warnings.join(' ')).toMatch(/time-stamp unit certificate .* was revoked .* not proof of the signing time/);
+  });
+});
+
+/** A leaf of the revocation PKI as a TestIdentity, to sign as its (dishonest) holder would. */
+function identityOf(name: string): TestIdentity {
+  const pem = readFileSync(path.join(pki.dir, `${name}.pem`), 'utf8');
+  const keyPem = readFileSync(path.join(pki.dir, `${name}.key`), 'utf8');
+  const cert = new X509Certificate(pem);
+  return { der: Buffer.from(cert.raw), pem, key: createPrivateKey(keyPem), keyPem, cert };
+}
+
+/**
+ * An OCSP "good" for `name` made now by `openssl ocsp` from the CA database, as a signer could keep
+ * one from before the revocation: without nextUpdate (RFC 6960: newer information is always
+ * available), or with nextUpdate `minutes` after thisUpdate.
+ */
+function goodOcspNow(name: string, minutes?: number): Buffer {
+  const request = path.join(pki.dir, `${name}.ocsp-req`);
+  const response = path.join(pki.dir, `${name}.ocsp-${minutes ?? 'open'}`);
+  execFileSync('openssl', ['ocsp', '-issuer', 'root.pem', '-cert', `${name}.pem`, '-reqout', request, '-no_nonce'], { cwd: pki.dir, stdio: 'ignore' });
+  execFileSync('openssl', ['ocsp', '-index', 'index.txt', '-CA', 'root.pem', '-rsigner', 'ocsp-responder.pem', '-rkey', 'ocsp-responder.key', '-reqin', request, '-respout', response, ...(minutes ? ['-nmin', String(minutes)] : [])], { cwd: pki.dir, stdio: 'ignore' });
+  return readFileSync(response);
+}
+
+/** Adds a /DSS holding `ocsps` to a TestPdf-made document in a new revision (an archival update). */
+function withDss(pdf: TestPdf, ocsps: Buffer[]): Buffer {
+  const first = pdf.size;
+  const objects: Record<number, string> = {};
+  ocsps.forEach((der, i) => {
+    objects[first + i] = `<< /Length ${der.length} >>\nstream\n${der.toString('latin1')}\nendstream`;
+  });
+  const dss = first + ocsps.length;
+  objects[dss] = `<< /Type /DSS /OCSPs [${ocsps.map((_, i) => `${first + i} 0 R`).join(' ')}] >>`;
+  objects[1] = `<< /Type /Catalog /Pages 2 0 R /AcroForm 5 0 R /DSS ${dss} 0 R >>`;
+  return pdf.update(objects).bytes;
+}
+
+describe('revocation freshness (ETSI EN 319 102-1 §5.2.5)', () => {
+  const trustRoots = () => [readFileSync(path.join(pki.dir, 'root.pem'), 'utf8')];
+  const YEAR = 365 * 24 * 3600 * 1000;
+
+  it('a signature made after its certificate was revoked, claiming an earlier time and carrying an old OCSP "good" in its DSS, does not pass: offline INDETERMINATE naming the discarded answer, online the responder is asked and says revoked', async () => {
+    const openGood = goodOcspNow('revoked-backdated');
+    const oneMinuteGood = goodOcspNow('revoked-backdated', 1);
+    const claimed = new Date(Date.now() - 5_000); // "signed" a few seconds before the answers
+    await revocation.revoke('revoked-backdated');
+    await new Promise((r) => setTimeout(r, 1_100));
+    const signer = identityOf('revoked-backdated');
+    const root = identityOf('root');
+    const forge = (ocsp: Buffer) => withDss(TestPdf.base().sign({ cms: { signer, certificates: [signer, root], signingTime: claimed } }), [ocsp]);
+
+    // An answer without nextUpdate speaks for its own moment only: without a time-stamp the validation time is now.
+    const forged = forge(openGood);
+    const offlineReport = await offline.routes.verify(forged);
+    const first = signatureOf(offlineReport);
+    expect(offlineReport.valid).toBe(false);
+    expect(first, first.errors.join('; ')).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'TRY_LATER', trusted: true, modificationsAfter: 'archival' });
+    expect(first.revocation[0]).toMatchObject({ status: 'unknown', subject: expect.stringContaining('revoked-backdated') });
+    expect(first.revocation[0].problems.join(' ')).toMatch(/pdf-dss: discarded a "good" OCSP response issued .*\(no next update\): not fresh for the validation time .*, now \(no time-stamp/);
+
+    // REVOCATION_FETCH=true: the discarded answer does not stop the responder from being asked.
+    const onlineReport = await online.routes.verify(forged);
+    const fetched = signatureOf(onlineReport);
+    expect(onlineReport.valid).toBe(false);
+    expect(fetched.revocation[0]).toMatchObject({ status: 'revoked', source: 'ocsp-fetched', reason: 'keyCompromise' });
+    expect(fetched.revocation[0].problems.join(' ')).toMatch(/discarded a "good" OCSP response/);
+    expect(fetched).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'REVOKED_NO_POE' });
+
+    // An answer past its nextUpdate (clock two minutes on): discarded the same way.
+    const expired = signatureOf(verifyPdf(forge(oneMinuteGood), { trustRoots: trustRoots(), now: new Date(Date.now() + 120_000) }));
+    expect(expired).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'TRY_LATER' });
+    expect(expired.revocation[0].problems.join(' ')).toMatch(/discarded a "good" OCSP response issued .* \(next update .*\): not fresh/);
+  }, 60_000);
+
+  it('an embedded OCSP answer counts until its nextUpdate when nothing proves the signing time; past it, it is discarded', () => {
+    const signer = identityOf('fresh-check');
+    const root = identityOf('root');
+    const live = revocation.ocspResponseFor('fresh-check'); // the responder's answer: nextUpdate 10 minutes on
+    const pdf = withDss(TestPdf.base().sign({ cms: { signer, certificates: [signer, root] } }), [live]);
+    const now = signatureOf(verifyPdf(pdf, { trustRoots: trustRoots() }));
+    expect(now, now.errors.join('; ')).toMatchObject({ indication: 'TOTAL_PASSED' });
+    expect(now.revocation[0]).toMatchObject({ status: 'good', source: 'pdf-dss', problems: [] });
+    const later = signatureOf(verifyPdf(pdf, { trustRoots: trustRoots(), now: new Date(Date.now() + 3600_000) }));
+    expect(later).toMatchObject({ indication: 'INDETERMINATE', subIndication: 'TRY_LATER' });
+    expect(later.revocation[0].status).toBe('unknown');
+    expect(later.revocation[0].problems.join(' ')).toMatch(/discarded a "good" OCSP response .*next update/);
+  });
+
+  describe("pyHanko's own B-LT and B-LTA files (revocation data fetched before the time-stamp)", () => {
+    let pyhanko: Pyhanko;
+    const made: Record<string, Buffer> = {};
+    beforeAll(async () => {
+      pyhanko = new Pyhanko();
+      const input = path.join(pki.dir, 'pyhanko-in.pdf');
+      writeFileSync(input, PDF);
+      for (const pades of ['B-LT', 'B-LTA'] as const) {
+        const out = path.join(pki.dir, `pyhanko-${pades}.pdf`);
+        await pyhanko.sign({
+          in: input, out, field: 'Sig1', key: path.join(pki.dir, 'pyhanko-lt.key'), cert: path.join(pki.dir, 'pyhanko-lt.pem'),
+          chain: [path.join(pki.dir, 'root.pem')], tsa_url: tsa.url, pades, trust: [path.join(pki.dir, 'root.pem')],
+        });
+        made[pades] = readFileSync(out);
+      }
+    }, 120_000);
+    afterAll(() => pyhanko?.close());
+
+    for (const pades of ['B-LT', 'B-LTA'] as const) {
+      it(`${pades}: TOTAL_PASSED offline, now and with the clock 1, 10 and 30 years on, the evidence counted though issued before the time-stamp`, async () => {
+        const pdf = made[pades]!;
+        const routeReport = await offline.routes.verify(pdf);
+        expect(routeReport.valid, routeReport.reason).toBe(true);
+        for (const years of [0, 1, 10, 30]) {
+          const report = verifyPdf(pdf, { trustRoots: trustRoots(), now: new Date(Date.now() + years * YEAR) });
+          const signature = report.signatures[0]!;
+          expect(report.valid, `+${years} years: ${report.reason}`).toBe(true);
+          expect(signature.revocation[0], `+${years} years`).toMatchObject({ status: 'good', problems: [] });
+          expect(['pdf-dss', 'cms']).toContain(signature.revocation[0]!.source);
+          // pyHanko fetched the answer before asking for the signature time-stamp (ours discarded it before).
+          expect(new Date(signature.revocation[0]!.producedAt!).getTime()).toBeLessThanOrEqual(new Date(signature.timestamp!.time!).getTime());
+          if (pades === 'B-LTA') expect(report.timestamps.map((t) => t.indication)).toEqual(['TOTAL_PASSED']);
+        }
+      });
+    }
   });
 });

@@ -1,8 +1,10 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyPdf, type SignatureReport, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { PdfView } from '../../../src/documents/pdf/document.js';
 
 /**
  * The signed PDFs of pyHanko's and EU DSS's test suites (../shared/corpus/pdf-signed-suites) against
@@ -264,4 +266,32 @@ describe('verify: signed PDFs of the pyHanko and EU DSS test suites agree with t
       check(verifyPdf(pdf, { trustRoots: [] }), expected);
     });
   }
+});
+
+/** Self-signed certificates a PDF's /DSS carries (a suite's own test root, trusted only in the test below). */
+function dssRoots(pdf: Buffer): string[] {
+  const view = new PdfView(pdf, pdf.length);
+  const dss = view.dict(view.catalog?.get('DSS'));
+  return (view.array(dss?.get('Certs')) ?? []).flatMap((ref) => {
+    const der = view.streamData(ref);
+    const cert = der && new X509Certificate(der);
+    return cert && cert.subject === cert.issuer ? [cert.toString()] : [];
+  });
+}
+
+describe("pyHanko's own B-LTA suite file with its test root trusted: revocation freshness (ETSI EN 319 102-1 §5.2.5)", () => {
+  it('pyhanko-pades-lta-dss-indirect-arrs-test-2.pdf passes offline now and with the clock 50 years on, every chain certificate good from the DSS', () => {
+    const pdf = readFileSync(path.join(SUITES, 'pyhanko-pades-lta-dss-indirect-arrs-test-2.pdf'));
+    const trustRoots = dssRoots(pdf);
+    expect(trustRoots).toHaveLength(1);
+    for (const now of [new Date(), new Date(Date.now() + 50 * 365 * 24 * 3600 * 1000)]) {
+      const report = verifyPdf(pdf, { trustRoots, now });
+      expect(report.valid, `${now.toISOString()}: ${report.reason}`).toBe(true);
+      for (const s of report.signatures) {
+        expect(s.indication).toBe('TOTAL_PASSED');
+        // Leaf and intermediate: the intermediate's evidence was issued seven weeks before the time-stamp and was still current then (dropped before).
+        expect(s.revocation.map((r) => [r.status, r.source, r.problems.length])).toEqual([['good', 'pdf-dss', 0], ['good', 'pdf-dss', 0]]);
+      }
+    }
+  });
 });

@@ -7,12 +7,16 @@ import { EvidenceProblem, noCheckNeeded, ocspRequest, readCrl, readOcspResponse,
  * Revocation status of the certificates of a chain (signer and intermediates; the trust anchor is
  * trusted as configured). Policy, in order:
  *  1. revocation data carried by the PDF (DSS, or the CMS adbe-revocationInfoArchival attribute):
- *     a checked OCSP response or CRL produced at or after the time it must speak for;
+ *     a checked revocation wins whenever it was issued; a checked "good" counts only when it is
+ *     fresh for the validation time (ETSI EN 319 102-1 §5.2.5, see `freshFor`). Evidence about the
+ *     certificate that is not fresh is named in `problems` and leaves the status `unknown`;
  *  2. when fetching is on, the certificate's OCSP responder (AIA), then its CRLs (CDP), fetched
- *     through the outbound guard, checked, and cached for their validity;
+ *     through the outbound guard, checked, and cached for their validity — also for a certificate
+ *     whose embedded evidence was discarded as stale;
  *  3. otherwise the status is `notChecked`: no data in the file and fetching off (the default), or
  *     a certificate that publishes no way to check it. That does not change the verdict; `unknown`
- *     (a responder that cannot be reached or does not know the certificate) makes it INDETERMINATE.
+ *     (stale evidence only, a responder that cannot be reached or does not know the certificate)
+ *     makes it INDETERMINATE.
  */
 export type CertStatus = 'good' | 'revoked' | 'unknown' | 'notChecked';
 export type EvidenceSource = 'pdf-dss' | 'cms' | 'ocsp-fetched' | 'crl-fetched' | 'none';
@@ -48,9 +52,41 @@ function apply(entry: CertRevocation, verdict: EvidenceVerdict, source: Evidence
   return { ...entry, status: verdict.status, source, method: verdict.method, producedAt: verdict.producedAt, revokedAt: verdict.revokedAt ?? null, reason: verdict.reason ?? null };
 }
 
-/** The best embedded verdict: a revocation wins; else a 'good' produced at or after `speaksFor`. */
-function fromEmbedded(entry: CertRevocation, cert: Cert, issuer: Cert, evidence: EmbeddedEvidence[], speaksFor: Date): CertRevocation | null {
+/**
+ * The time revocation evidence must speak for (ETSI EN 319 102-1 §5.2.5): the proof of existence of
+ * what is validated (a signature or archive time-stamp) when there is one, else the current time.
+ */
+export interface ValidationTime {
+  at: Date;
+  /** What the time is, for messages: "the signature time-stamp", "now (no proof of existence)". */
+  basis: string;
+}
+
+/**
+ * ETSI EN 319 102-1 §5.2.5: evidence is fresh for validation time T when it was issued after
+ * T − (nextUpdate − thisUpdate). Against the current time that is "nextUpdate not passed"; against a
+ * time-stamp, evidence fetched shortly before the time-stamp counts as long as it was still current
+ * then. Without nextUpdate (RFC 6960: newer information is always available) it must be issued at
+ * or after T.
+ */
+export function freshFor(verdict: EvidenceVerdict, at: Date): boolean {
+  const issued = new Date(verdict.producedAt).getTime();
+  const next = verdict.nextUpdate ? new Date(verdict.nextUpdate).getTime() : issued;
+  return issued >= at.getTime() - Math.max(0, next - issued);
+}
+
+const describeEvidence = (verdict: EvidenceVerdict) =>
+  `${verdict.method === 'ocsp' ? 'OCSP response' : 'CRL'} issued ${verdict.producedAt}${verdict.nextUpdate ? ` (next update ${verdict.nextUpdate})` : ' (no next update)'}`;
+
+/**
+ * The best embedded verdict: a revocation wins; else a 'good' fresh for the validation time. Good
+ * evidence about this certificate that is not fresh is discarded, named in `entry.problems`, and
+ * leaves the entry `unknown` (returned null: fetching may still settle it).
+ */
+function fromEmbedded(entry: CertRevocation, cert: Cert, issuer: Cert, evidence: EmbeddedEvidence[], validation: ValidationTime): CertRevocation | null {
   let good: CertRevocation | null = null;
+  /** Evidence about this certificate that cannot settle it: not fresh, or "unknown". */
+  const stale: string[] = [];
   for (const set of evidence) {
     const readings: Array<() => EvidenceVerdict> = [
       ...set.ocsps.map((der) => () => readOcspResponse(der, cert, issuer, new Date(8.64e15))),
@@ -66,10 +102,20 @@ function fromEmbedded(entry: CertRevocation, cert: Cert, issuer: Cert, evidence:
         continue;
       }
       if (verdict.status === 'revoked') return apply(entry, verdict, set.source);
-      if (verdict.status === 'good' && new Date(verdict.producedAt).getTime() >= speaksFor.getTime() && !good) good = apply(entry, verdict, set.source);
+      if (verdict.status === 'unknown') {
+        stale.push(`${set.source}: an ${describeEvidence(verdict)} says the responder does not know the certificate`);
+        continue;
+      }
+      if (freshFor(verdict, validation.at)) good ??= apply(entry, verdict, set.source);
+      else stale.push(`${set.source}: discarded a "good" ${describeEvidence(verdict)}: not fresh for the validation time ${validation.at.toISOString()}, ${validation.basis} (ETSI EN 319 102-1 §5.2.5: issued after validation time − (nextUpdate − thisUpdate))`);
     }
   }
-  return good;
+  if (good) return { ...good, problems: [...good.problems, ...stale] };
+  if (stale.length) {
+    entry.status = 'unknown';
+    entry.problems.push(...stale);
+  }
+  return null;
 }
 
 /** A checked OCSP response or CRL fetched for one certificate, with the bytes a DSS stores. */
@@ -171,9 +217,9 @@ export interface ChainRevocation {
 
 /**
  * Revocation status of each certificate of `chain` (leaf first, anchor last when trusted) from the
- * evidence the PDF carries. `speaksFor` is the time the evidence must cover: the signing time.
+ * evidence the PDF carries, judged fresh or not for `validation` (see ValidationTime).
  */
-export function revocationFromEvidence(chain: Cert[], trustedAnchorLast: boolean, evidence: EmbeddedEvidence[], speaksFor: Date): ChainRevocation {
+export function revocationFromEvidence(chain: Cert[], trustedAnchorLast: boolean, evidence: EmbeddedEvidence[], validation: ValidationTime): ChainRevocation {
   const result: ChainRevocation = { entries: [], unresolved: [] };
   const checked = trustedAnchorLast ? chain.slice(0, -1) : chain;
   for (let i = 0; i < checked.length; i++) {
@@ -183,7 +229,7 @@ export function revocationFromEvidence(chain: Cert[], trustedAnchorLast: boolean
     if (!issuer) entry.problems.push('no issuer certificate to check revocation against');
     else if (noCheckNeeded(cert)) entry.problems.push('the certificate carries id-pkix-ocsp-nocheck');
     else {
-      const embedded = fromEmbedded(entry, cert, issuer, evidence, speaksFor);
+      const embedded = fromEmbedded(entry, cert, issuer, evidence, validation);
       if (embedded) {
         result.entries.push(embedded);
         continue;
