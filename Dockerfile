@@ -4,7 +4,7 @@ FROM node:20-bookworm-slim
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libreoffice-writer python3-uno bubblewrap \
+      libreoffice-writer libreoffice-calc libreoffice-impress python3-uno bubblewrap \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation fonts-liberation2 fonts-dejavu fonts-noto-core \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*

@@ -11,7 +11,8 @@ import { Metrics } from './http/metrics.js';
 import type { ConversionStages } from './office/stages.js';
 import { OfficePool, type TrackedChangesMode } from './office/index.js';
 import { decideJail, probeJail } from './office/jail.js';
-import { convertDocxToPdf, type DocxPreparer, type PreparedDocx } from './documents/docx-pdf/index.js';
+import { convertOfficeToPdf, type DocxPreparer, type PdfExportOptions, type PreparedDocx } from './documents/docx-pdf/index.js';
+import type { DocumentFormat } from './inputs/formats.js';
 import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
 import type { JobContext } from './compute/fair-queue.js';
 import { identityRoot, readPemBundle } from './documents/pki/trust.js';
@@ -38,8 +39,8 @@ export interface Services {
   office?: OfficePool;
   /** The service's signing identity (loaded once) and the roots verify trusts. */
   signing(): Promise<SigningSetup>;
-  /** Renders a DOCX to PDF on the office pool; 503 when this instance runs without one. */
-  renderPdf(docx: Buffer, options: RenderOptions): Promise<Buffer>;
+  /** Renders an office document (DOCX unless options.format says otherwise) to PDF on the office pool; 503 when this instance runs without one. */
+  renderPdf(document: Buffer, options: RenderOptions): Promise<Buffer>;
   /** Throws the same 503 up front, before work whose result would only be rendered. */
   assertCanRenderPdf(): OfficePool;
   readiness(): Promise<Record<string, DependencyCheck>>;
@@ -50,6 +51,10 @@ export interface Services {
 
 export interface RenderOptions {
   trackedChanges: TrackedChangesMode;
+  /** The document's format, as detected (default docx). */
+  format?: DocumentFormat;
+  /** What the caller asks of the PDF; absent: LibreOffice's defaults. */
+  pdf?: PdfExportOptions;
   /** Stages measured before rendering (e.g. receive); the rest are added and all are recorded as metrics. */
   stages?: ConversionStages;
   /** The request's caller and abort signal (request.job). */
@@ -107,7 +112,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
     return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
   };
-  const prepareOnWorker: DocxPreparer = (docx, mode, job) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode }, job);
+  const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode, format }, job);
   const assertCanRenderPdf = () => {
     if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     return office;
@@ -131,9 +136,15 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     },
     office,
     assertCanRenderPdf,
-    async renderPdf(docx, options) {
+    async renderPdf(document, options) {
       const stages: ConversionStages = { ...options.stages };
-      const pdf = await convertDocxToPdf(assertCanRenderPdf(), docx, { trackedChanges: options.trackedChanges, stages, prepare: prepareOnWorker, job: options.job });
+      const pdf = await convertOfficeToPdf(assertCanRenderPdf(), document, options.format ?? 'docx', {
+        trackedChanges: options.trackedChanges,
+        pdf: options.pdf,
+        stages,
+        prepare: prepareOnWorker,
+        job: options.job,
+      });
       metrics.observeConversion(stages);
       return pdf;
     },

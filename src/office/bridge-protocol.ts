@@ -35,7 +35,20 @@ export interface ConvertRequest {
   loadFilter?: string;
   /** Absent: the bridge refreshes fields and indexes on a read-write load (the safe default). */
   work?: DocumentWork;
+  /** The import filter's options (CSV separators, text encoding). */
+  filterOptions?: string;
+  /** Which LibreOffice application the document must open as (default writer); it picks the PDF export filter. */
+  application?: 'writer' | 'calc' | 'impress';
+  /** The PDF export filter's FilterData (absent: LibreOffice's defaults, nothing extra done). */
+  filterData?: PdfFilterData;
+  /** Turn every page style to landscape before the export (Writer and Calc). */
+  landscape?: boolean;
+  /** Calc: widen every used column to its content (CSV, which has no column widths of its own). */
+  fitColumns?: boolean;
 }
+
+/** PDF export filter data as LibreOffice names it ("PDF Export" filter options). */
+export type PdfFilterData = Record<string, boolean | number | string>;
 
 export interface ReadyMessage {
   type: 'ready';

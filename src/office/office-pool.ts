@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
 import { AppError, ErrorCode, callerGone, serviceBusy, unprocessable } from '../errors/app-error.js';
-import type { DocumentWork, FailureKind, TrackedChangesMode } from './bridge-protocol.js';
+import type { ConvertRequest, DocumentWork, FailureKind, PdfFilterData, TrackedChangesMode } from './bridge-protocol.js';
 import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
 import { instanceRoot } from '../temp/instance-root.js';
@@ -71,6 +71,12 @@ export interface ConvertToPdfOptions {
   timeoutMs?: number;
   /** What the document needs besides load and export (absent: refresh fields and indexes). */
   work?: DocumentWork;
+  /** Import filter options, the application to open the document as, PDF FilterData, landscape (bridge-protocol.ts). */
+  filterOptions?: string;
+  application?: ConvertRequest['application'];
+  filterData?: PdfFilterData;
+  landscape?: boolean;
+  fitColumns?: boolean;
   /** Filled in with the time of queue, write, load, refresh, export and read. */
   stages?: ConversionStages;
   /** Whose job this is (fair queueing) and whether the caller still waits (dropped when not). */
@@ -434,7 +440,19 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     let result;
     try {
       result = await office.run(
-        { op: 'convert', input: inputPath, output: outputPath, trackedChanges: options.trackedChanges ?? 'markup', loadFilter: options.loadFilter, work: options.work },
+        {
+          op: 'convert',
+          input: inputPath,
+          output: outputPath,
+          trackedChanges: options.trackedChanges ?? 'markup',
+          loadFilter: options.loadFilter,
+          work: options.work,
+          filterOptions: options.filterOptions,
+          application: options.application,
+          filterData: options.filterData,
+          landscape: options.landscape || undefined,
+          fitColumns: options.fitColumns || undefined,
+        },
         timeoutMs,
       );
     } catch (err) {
@@ -609,7 +627,7 @@ function conversionFailed(): AppError {
 
 function unprocessableFor(kind: FailureKind): AppError {
   return kind === 'load'
-    ? unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document could not be opened; check that it is a valid DOCX that Word can open.')
+    ? unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document could not be opened; check that it opens in its office application and is not password-protected.')
     : unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document was opened but could not be exported to PDF.');
 }
 

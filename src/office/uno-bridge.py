@@ -7,7 +7,13 @@ jobs from Node over stdin/stdout as JSON lines:
 
   <- {"id": 1, "op": "convert", "input": "/tmp/job/in.docx", "output": "/tmp/job/out.pdf",
       "trackedChanges": "markup" | "accept" | "reject",
-      "work": {"fields": bool, "indexes": bool}}     (absent: refresh everything)
+      "work": {"fields": bool, "indexes": bool},     (absent: refresh everything)
+      "loadFilter": "MS Word 2007 XML", "filterOptions": "...",   (optional)
+      "application": "writer" | "calc" | "impress",  (absent: writer)
+      "exportFilter": "writer_pdf_Export",            (absent: the application's)
+      "filterData": {"PageRange": "1-2", ...},        (PDF export filter data; absent: defaults)
+      "landscape": bool,                              (turn every page style to landscape)
+      "fitColumns": bool}                             (Calc: every used column as wide as its content)
   <- {"id": 2, "op": "ping"}
   -> {"type": "ready", "officePid": 123}
   -> {"type": "result", "id": 1, "ok": true, "rss": 123456, "stages": {"load": ms, "refresh": ms, "export": ms}}
@@ -35,7 +41,12 @@ from com.sun.star.io import IOException
 from com.sun.star.lang import IllegalArgumentException
 
 LOAD_FILTER = "MS Word 2007 XML"
-PDF_FILTER = "writer_pdf_Export"
+PDF_FILTERS = {"writer": "writer_pdf_Export", "calc": "calc_pdf_Export", "impress": "impress_pdf_Export"}
+DOCUMENT_SERVICES = {
+    "writer": "com.sun.star.text.TextDocument",
+    "calc": "com.sun.star.sheet.SpreadsheetDocument",
+    "impress": "com.sun.star.presentation.PresentationDocument",
+}
 CONNECT_DEADLINE_S = float(os.environ.get("DOCPROC_OFFICE_START_TIMEOUT", "60"))
 FIRST_START_RESTART_CODE = 81
 
@@ -257,7 +268,43 @@ def update_fields_and_indexes(document, fields=True, indexes=True):
 
 
 def needs_editing(job, work):
+    if job.get("landscape") or job.get("fitColumns"):
+        return True
+    if job.get("application", "writer") != "writer":
+        return False
     return job.get("trackedChanges", "markup") != "markup" or work.get("fields", True) or work.get("indexes", True)
+
+
+def turn_landscape(document):
+    """Every page style portrait → landscape (width and height swapped), as a landscape print would."""
+    styles = document.getStyleFamilies().getByName("PageStyles")
+    for name in styles.getElementNames():
+        style = styles.getByName(name)
+        if style.getPropertyValue("IsLandscape"):
+            continue
+        width, height = style.getPropertyValue("Width"), style.getPropertyValue("Height")
+        style.setPropertyValue("IsLandscape", True)
+        if height > width:
+            style.setPropertyValue("Width", height)
+            style.setPropertyValue("Height", width)
+
+
+def fit_columns(document):
+    """Every used column of every sheet as wide as its widest cell (a CSV has no widths of its own)."""
+    sheets = document.getSheets()
+    for i in range(sheets.getCount()):
+        sheet = sheets.getByIndex(i)
+        cursor = sheet.createCursor()
+        cursor.gotoEndOfUsedArea(False)
+        columns = sheet.getColumns()
+        for c in range(cursor.getRangeAddress().EndColumn + 1):
+            columns.getByIndex(c).setPropertyValue("OptimalWidth", True)
+
+
+def filter_data(values):
+    """The PDF export's FilterData, from JSON values (bool, int, str) as Node checked them."""
+    props = tuple(prop(name, value) for name, value in sorted((values or {}).items()))
+    return uno.Any("[]com.sun.star.beans.PropertyValue", props)
 
 
 def convert(ctx, desktop, job):
@@ -278,29 +325,37 @@ def convert(ctx, desktop, job):
         prop("FilterName", job.get("loadFilter") or LOAD_FILTER),
         prop("RepairPackage", False),
         prop("Silent", True),
-    )
+    ) + ((prop("FilterOptions", job["filterOptions"]),) if job.get("filterOptions") else ())
+    application = job.get("application", "writer")
     started = time.perf_counter()
     try:
         document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(job["input"]), "_blank", 0, load_props)
     except (IOException, IllegalArgumentException) as err:  # the filter refused the file
         raise JobFailure("load", str(err))
-    if document is None or not hasattr(document, "getText"):
+    if document is None or not document.supportsService(DOCUMENT_SERVICES[application]):
         if document is not None:
             document.close(True)
-        raise JobFailure("load", "LibreOffice could not open the file as a text document")
+        raise JobFailure("load", "LibreOffice could not open the file as a %s document" % application)
     try:
         stages["load"] = lap(started)
-        if job.get("trackedChanges", "markup") != "markup":
+        if application == "writer" and job.get("trackedChanges", "markup") != "markup":
             started = time.perf_counter()
             apply_tracked_changes(ctx, document, job["trackedChanges"])
             stages["officeChanges"] = lap(started)
-        if work.get("fields", True) or work.get("indexes", True):
+        if application == "writer" and (work.get("fields", True) or work.get("indexes", True)):
             started = time.perf_counter()
             update_fields_and_indexes(document, work.get("fields", True), work.get("indexes", True))
             stages["refresh"] = lap(started)
+        if job.get("fitColumns") and application == "calc":
+            fit_columns(document)
+        if job.get("landscape") and application != "impress":
+            turn_landscape(document)
         started = time.perf_counter()
+        export = (prop("FilterName", job.get("exportFilter") or PDF_FILTERS[application]),)
+        if job.get("filterData"):
+            export += (prop("FilterData", filter_data(job["filterData"])),)
         try:
-            document.storeToURL(uno.systemPathToFileUrl(job["output"]), (prop("FilterName", PDF_FILTER),))
+            uno.invoke(document, "storeToURL", (uno.systemPathToFileUrl(job["output"]), export))
         except IOException as err:
             raise JobFailure("export", str(err))
         stages["export"] = lap(started)

@@ -1,41 +1,57 @@
 import type { DocumentWork } from '../../office/bridge-protocol.js';
 import type { TrackedChangesMode } from '../../office/index.js';
+import { ODF_FORMATS, OOXML_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
 import { OpcPackage } from '../ooxml/package.js';
 import { scrubPackage } from '../ooxml/scrub.js';
 import { resolveTrackedChanges } from '../ooxml/tracked-changes.js';
+import { readZip } from '../ooxml/zip/read.js';
 import { documentWork } from './document-work.js';
 import { assertLayoutBudget } from './layout-budget.js';
 
-/** A DOCX made ready for LibreOffice, and what LibreOffice still has to do to it. */
+/** A document made ready for LibreOffice, and what LibreOffice still has to do to it. */
 export interface PreparedDocx {
   /** The rewritten package; absent when the input needed no rewrite (use the bytes you have). */
   rewritten?: Uint8Array;
-  work: DocumentWork;
+  /** Absent: LibreOffice refreshes everything it can (formats Node does not read). */
+  work?: DocumentWork;
   /** Milliseconds spent on the zip guard + scrub, and on resolving tracked changes. */
   timings: { guards: number; changes?: number };
 }
 
+const WORD_FORMATS: ReadonlySet<DocumentFormat> = new Set(['docx', 'docm', 'dotx']);
+const NOTHING_TO_REFRESH: DocumentWork = { fields: false, indexes: false };
+
 /**
- * Reads the package once: refuses what is not a DOCX, zip bombs, encrypted packages and tables
- * LibreOffice cannot lay out in time or memory (layout-budget.ts); removes
- * references to outside content (ooxml/scrub.ts); with `accept`/`reject` resolves tracked changes
- * in the OOXML so LibreOffice never sees them; and tells what else the document needs
- * (document-work.ts). CPU-bound and input-sized: it runs in a worker thread (workers/docx-pdf.ts).
+ * Reads an OOXML package (DOCX, DOCM, DOTX, XLSX, XLSM, PPTX) once: refuses zip bombs, encrypted
+ * packages and tables LibreOffice cannot lay out in time or memory (layout-budget.ts); removes
+ * references to outside content (ooxml/scrub.ts: external links, OLE links, SVG references); for
+ * Word documents with `accept`/`reject` resolves tracked changes in the OOXML so LibreOffice never
+ * sees them; and tells what else the document needs (document-work.ts). An OpenDocument package
+ * gets the ZIP guard (its bytes are not rewritten); other formats go to LibreOffice as they are
+ * (their import filters read them inside the jail). CPU-bound and input-sized: it runs in a worker
+ * thread (workers/docx-pdf.ts).
  */
-export function prepareDocxForPdf(input: Uint8Array, mode: TrackedChangesMode): PreparedDocx {
+export function prepareForPdf(input: Uint8Array, format: DocumentFormat, mode: TrackedChangesMode): PreparedDocx {
   const started = performance.now();
-  const pkg = OpcPackage.open(Buffer.from(input.buffer, input.byteOffset, input.byteLength), { tolerant: true });
+  const buffer = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  if (ODF_FORMATS.has(format)) {
+    readZip(buffer);
+    return { work: format === 'odt' || format === 'ott' ? undefined : NOTHING_TO_REFRESH, timings: { guards: performance.now() - started } };
+  }
+  if (!OOXML_FORMATS.has(format)) return { timings: { guards: 0 } };
+  const word = WORD_FORMATS.has(format);
+  const pkg = OpcPackage.open(buffer, { tolerant: true, mainPart: word ? undefined : null });
   assertLayoutBudget(pkg);
   const scrubbed = scrubPackage(pkg);
   const guards = performance.now() - started;
   let resolved = 0;
   let changes: number | undefined;
-  if (mode !== 'markup') {
+  if (word && mode !== 'markup') {
     const changesStarted = performance.now();
     resolved = resolveTrackedChanges(pkg, mode).changes;
     changes = performance.now() - changesStarted;
   }
-  const work = documentWork(pkg);
+  const work = word ? documentWork(pkg) : NOTHING_TO_REFRESH;
   const rewritten = scrubbed || resolved ? pkg.write() : undefined;
   return {
     rewritten: rewritten && new Uint8Array(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength),
@@ -43,3 +59,6 @@ export function prepareDocxForPdf(input: Uint8Array, mode: TrackedChangesMode): 
     timings: changes === undefined ? { guards } : { guards, changes },
   };
 }
+
+/** prepareForPdf for a DOCX (the only format before issue 24; kept for its callers). */
+export const prepareDocxForPdf = (input: Uint8Array, mode: TrackedChangesMode): PreparedDocx => prepareForPdf(input, 'docx', mode);

@@ -29,6 +29,11 @@ export interface OpenOptions {
    */
   tolerant?: boolean;
   limits?: ZipLimits;
+  /**
+   * The part that must exist besides [Content_Types].xml (default "/word/document.xml": a DOCX);
+   * null for any OOXML package whose kind was told from its main content type (detect-format.ts).
+   */
+  mainPart?: string | null;
 }
 
 interface StoredPart {
@@ -100,8 +105,9 @@ export class OpcPackage {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     refuseNonPackage(buf);
     const pkg = new OpcPackage(buf, readZip(buf, options.limits ?? DEFAULT_ZIP_LIMITS), options.tolerant ?? false);
-    if (!pkg.has(CONTENT_TYPES_PART) || !pkg.has('/word/document.xml')) {
-      throw invalidFile('The file is a ZIP archive but not a DOCX document (word/document.xml is missing).');
+    const mainPart = options.mainPart === undefined ? '/word/document.xml' : options.mainPart;
+    if (!pkg.has(CONTENT_TYPES_PART) || (mainPart !== null && !pkg.has(mainPart))) {
+      throw invalidFile(mainPart === null ? 'The file is a ZIP archive but not an OOXML package ([Content_Types].xml is missing).' : 'The file is a ZIP archive but not a DOCX document (word/document.xml is missing).');
     }
     return pkg;
   }

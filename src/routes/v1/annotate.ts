@@ -6,6 +6,7 @@ import { documentResponses, outputFilename, sendDocument } from '../../http/docu
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
 import { validateValue } from '../../http/validate.js';
+import { detectFormat } from '../../inputs/detect-format.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
@@ -13,6 +14,9 @@ import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, Annot
 import { annotateJsonExample } from './schemas/examples.js';
 import { StringEnum } from './schemas/string-enum.js';
 import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from './shared.js';
+
+/** What POST /v1/annotate fills (anything else: 415 naming it). */
+const TEMPLATE_FORMATS = ['docx'] as const;
 
 const AnnotateMultipartSchema = Type.Composite(
   [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema],
@@ -59,6 +63,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
         const input = request.isMultipart()
           ? await readMultipart(request.body as MultipartBody, request)
           : await readJson(request.body as JsonBody, services);
+        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename });
         input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);

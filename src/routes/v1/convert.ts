@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
-import { detectSourceFormat, type SourceFormat } from '../../documents/detect.js';
-import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { detectFormat } from '../../inputs/detect-format.js';
+import { DOCUMENT_FORMATS, OFFICE_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
+import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
+import { AppError, ErrorCode } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
@@ -11,33 +13,45 @@ import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.
 import { StringEnum } from './schemas/string-enum.js';
 import { sendWarnings, toBuffer } from './shared.js';
 
+/** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
+const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
+
 const ConvertQuery = Type.Object(
   {
     from: Type.Optional(
-      StringEnum(['docx', 'md', 'html'], {
-        description: 'Source format. When absent it is detected from the content: a ZIP package is DOCX, text starting with an HTML tag is HTML, other text is Markdown.',
-      }),
+      StringEnum(
+        DOCUMENT_FORMATS.filter((f) => CONVERTIBLE_FORMATS.includes(f)),
+        {
+          description:
+            'Source format. When absent it is detected from the content (never from the file name alone): PDF, OLE2 (doc, dot, xls, ppt), OOXML by its main content type, OpenDocument by its mimetype, RTF, WordPerfect; ' +
+            'text is HTML when it starts with a tag, else the text format its file name says (txt, csv, md), else CSV when its lines split alike at one separator, else Markdown. ' +
+            'When given it must agree with the content (400 otherwise); for text it decides. Other formats: 415 with the list of accepted ones.',
+          examples: ['xlsx'],
+        },
+      ),
     ),
     to: Type.Optional(StringEnum(['pdf', 'docx'], { default: 'pdf', description: 'Target format (default pdf). docx only from md or html.' })),
     trackedChanges: Type.Optional(
       StringEnum(['markup', 'accept', 'reject'], {
         default: 'markup',
-        description: 'DOCX→PDF: markup shows insertions and deletions with change marks, one colour per reviewer; accept renders as if every change were accepted; reject as if every change were rejected.',
+        description: 'Word documents→PDF: markup shows insertions and deletions with change marks, one colour per reviewer; accept renders as if every change were accepted; reject as if every change were rejected.',
       }),
     ),
+    ...PdfOptionQuery,
   },
   { additionalProperties: false },
 );
 
 const ConvertMultipart = Type.Object({
-  file: Type.String({ format: 'binary', description: 'The document to convert (DOCX, Markdown or HTML)' }),
+  file: Type.String({ format: 'binary', description: 'The document to convert (Word, Excel, PowerPoint, OpenDocument, RTF, WordPerfect, text, CSV, Markdown or HTML)' }),
   reference: Type.Optional(Type.String({ format: 'binary', description: 'md/html→docx: a DOCX whose styles replace the built-in ones (like pandoc --reference-doc)' })),
+  ...PdfOptionFields,
 });
 
 /** Lists, quotes and HTML elements nested deeper than this are refused (422) rather than risk the stack. */
 const MAX_NESTING_DEPTH = 100;
 
-const MARKUP_TASKS: Record<Exclude<SourceFormat, 'docx'>, string> = { md: 'markdownToDocx', html: 'htmlToDocx' };
+const MARKUP_TASKS: Partial<Record<DocumentFormat, string>> = { md: 'markdownToDocx', html: 'htmlToDocx' };
 
 export default function convertRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -49,9 +63,11 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         schema: {
           operationId: 'convert',
           tags: ['Convert'],
-          summary: 'Convert DOCX→PDF, Markdown/HTML→DOCX or PDF',
+          summary: 'Convert office documents→PDF, Markdown/HTML→DOCX or PDF',
           description:
-            'DOCX→PDF renders on warm LibreOffice processes with tracked changes (see trackedChanges), fields and tables of contents brought up to date, and linked content never fetched. ' +
+            'Word (doc, dot, docx, docm, dotx, odt, ott, rtf, txt, wpd), spreadsheets (xls, xlsx, xlsm, ods, csv — laid out as tables) and presentations (ppt, pptx, odp) render to PDF on warm LibreOffice processes, ' +
+            'Word documents with tracked changes (see trackedChanges), fields and tables of contents brought up to date; linked content is never fetched. ' +
+            'PDF options (pageRanges, landscape, pdfa, pdfua, …) are accepted as query parameters or multipart fields; an unknown one is a 400. ' +
             'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for `<ins>`/`<del>`), and PDF through the same renderer. ' +
             'Remote images are not fetched: they become their alt text, listed in the X-Docproc-Warnings header.',
           querystring: ConvertQuery,
@@ -67,19 +83,21 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
       async (request, reply) => {
         const file = uploadedFile(request, 'file');
         const query = request.query as Static<typeof ConvertQuery>;
-        const from = query.from ?? detectSourceFormat(file.data);
-        if (!from) throw invalidFile('The file is neither DOCX, HTML nor Markdown text; send one of those (or say which with ?from=).');
+        const from = detectFormat(file.data, CONVERTIBLE_FORMATS, { declared: query.from, filename: file.filename });
         const to = query.to ?? 'pdf';
-        if (from === 'docx' && to === 'docx') throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'DOCX to DOCX is not a conversion; use to=pdf.', { details: [{ field: 'querystring.to', issue: 'must be pdf for a DOCX source' }] });
+        const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, request.body as Record<string, unknown>);
+        const markupTask = MARKUP_TASKS[from];
+        if (to === 'docx' && !markupTask) throw new AppError(400, ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
+        if (to === 'docx' && pdf) throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
 
         if (to === 'pdf') services.assertCanRenderPdf();
 
         let output: Buffer;
-        if (from === 'docx') {
+        if (!markupTask) {
           // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
-          output = await services.renderPdf(file.data, { trackedChanges: query.trackedChanges ?? 'markup', stages: { receive: reply.elapsedTime }, job: request.job });
+          output = await services.renderPdf(file.data, { format: from, trackedChanges: query.trackedChanges ?? 'markup', pdf, stages: { receive: reply.elapsedTime }, job: request.job });
         } else {
-          const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(MARKUP_TASKS[from], {
+          const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(markupTask, {
             source: file.data,
             reference: request.uploadedFiles?.reference?.data,
             limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
@@ -87,9 +105,9 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           }, request.job);
           sendWarnings(reply, result.warnings);
           const docx = toBuffer(result.docx);
-          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup', job: request.job });
+          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup', pdf, job: request.job });
         }
-        return sendDocument(request, reply, output, to, outputFilename(file.filename, to));
+        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? file.filename, to));
       },
     );
   };

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { bodyBudget, NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { detectSourceFormat } from '../../documents/detect.js';
+import { detectFormat } from '../../inputs/detect-format.js';
 import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
 import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
@@ -26,6 +26,9 @@ import {
 } from './schemas/sign.js';
 import { signJsonExample } from './schemas/examples.js';
 import { sendWarnings, toBuffer } from './shared.js';
+
+/** What POST /v1/sign takes (anything else: 415 naming these). */
+const SIGNABLE_FORMATS = ['pdf', 'docx'] as const;
 
 const SignMultipartSchema = Type.Composite([
   Type.Object({
@@ -82,9 +85,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         input.request.requestId = String(request.id);
         input.request.documentName = input.filename;
         const to = request.query.to ?? 'pdf';
-        const format = detectSourceFormat(input.document);
-        const isPdf = input.document.subarray(0, 1024).includes('%PDF-');
-        if (!isPdf && format !== 'docx') throw invalidFile('Only PDF and DOCX documents can be signed.');
+        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename }) === 'pdf';
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
         if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
 
@@ -151,7 +152,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
     const body = request.body as JsonBody;
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    if (!document.subarray(0, 1024).includes('%PDF-')) throw invalidFile('extend raises a signed PDF to B-LT or B-LTA; this is not a PDF.');
+    detectFormat(document, ['pdf']);
     const { trustRoots } = await services.signing();
     const task: ExtendTaskInput = { document, level, ltv: ltvFor(trustRoots), tsa: tsaFor(level) };
     const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);

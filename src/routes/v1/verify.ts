@@ -4,6 +4,7 @@ import { bodyBudget } from '../../http/body-budget.js';
 import type { DocxVerifyReport, VerifyReport } from '../../documents/verify/index.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
+import { detectFormat } from '../../inputs/detect-format.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
 import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
@@ -12,8 +13,8 @@ import { VerifyJsonBodySchema, VerifyResponseSchema } from './schemas/verify.js'
 
 const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }) });
 
-/** A ZIP local-file header: an OOXML package (DOCX); anything else goes to the PDF verifier, which says what it expected. */
-const isZip = (data: Uint8Array) => data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && data[2] === 0x03 && data[3] === 0x04;
+/** What POST /v1/verify takes (anything else: 415 naming these). */
+const VERIFIABLE_FORMATS = ['pdf', 'docx'] as const;
 
 export default function verifyRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -44,7 +45,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
           : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
         const { trustRoots } = await services.signing();
         const maxBytes = services.config.limits.maxFileBytes;
-        if (isZip(data)) return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
+        if (detectFormat(data, VERIFIABLE_FORMATS) === 'docx') return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
         const { fetch, ...revocationFetch } = services.config.revocation;
         return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
       },

@@ -93,7 +93,7 @@ describe('POST /v1/convert through HTTP', () => {
 
   it('answers bad input with the one error format and leaves no temp files', async () => {
     const cases: [Buffer, string, string, number, string][] = [
-      [Buffer.from('%PDF-1.4 not a docx'), 'a.pdf', '', 400, 'INVALID_FILE_FORMAT'],
+      [Buffer.from('%PDF-1.4 not a docx'), 'a.pdf', '', 415, 'UNSUPPORTED_MEDIA_TYPE'],
       [Buffer.from('PK\u0003\u0004 broken zip'), 'b.docx', '', 400, 'INVALID_FILE_FORMAT'],
       [Buffer.alloc(3 * 1024 * 1024, 1), 'big.docx', '', 413, 'FILE_TOO_LARGE'],
       [corpus('docx/pandoc-tables.docx'), 't.docx', '?to=docx', 400, 'VALIDATION_ERROR'],

@@ -404,3 +404,26 @@ export function readZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Zi
       };
     });
 }
+
+/** What peekZip saw: every item name, and the bytes of the wanted entries that exist. */
+export interface ZipPeek {
+  names: string[];
+  entries: Map<string, Buffer>;
+}
+
+/**
+ * Reads only the central directory and the few named entries (each inflated only when it declares
+ * at most maxEntryBytes; a larger one is left out): enough to tell what kind of package a file is
+ * without inflating the rest. Same checks as readZip on what it reads (entry count, names, flags).
+ */
+export function peekZip(buf: Buffer, wanted: readonly string[], maxEntryBytes: number, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipPeek {
+  if (buf.length < 22) throw invalidFile('The file is too short to be a ZIP archive.');
+  const central = readCentralEntries(buf, readDirectory(buf), limits);
+  const entries = new Map<string, Buffer>();
+  for (const entry of central) {
+    if (!wanted.includes(entry.name) || entry.uncompressedSize > maxEntryBytes || entries.has(entry.name)) continue;
+    const { dataOffset } = checkLocalHeader(buf, entry);
+    entries.set(entry.name, inflate(buf.subarray(dataOffset, dataOffset + entry.compressedSize), entry));
+  }
+  return { names: central.map((e) => e.name), entries };
+}
