@@ -18,6 +18,12 @@ export interface FormatHints {
   declared?: DocumentFormat;
   /** The uploaded file's name: a hint between text formats only. */
   filename?: string;
+  /**
+   * How a format the route does not take is refused: 415 UNSUPPORTED_MEDIA_TYPE (default), or 400
+   * INVALID_FILE_FORMAT on the routes whose contract is SuperDoc's (annotate, sign, verify), which
+   * declares no 415 there. Both name the accepted formats (acceptedFormats).
+   */
+  unsupportedAs?: 415 | 400;
 }
 
 /** What the content says, before any route decides whether it takes it. */
@@ -38,6 +44,12 @@ const OOXML_MAIN_TYPES: Record<string, DocumentFormat> = {
 };
 /** Main parts of OOXML kinds docproc does not take, named in the 415. */
 const OTHER_OOXML_MAIN = /(wordprocessingml|spreadsheetml|presentationml|ms-word|ms-excel|ms-powerpoint|drawingml|visio)[^"]*\.main\+xml$|\.main\+xml$/i;
+
+const WELL_KNOWN_MAIN_PARTS: [string, DocumentFormat][] = [
+  ['word/document.xml', 'docx'],
+  ['xl/workbook.xml', 'xlsx'],
+  ['ppt/presentation.xml', 'pptx'],
+];
 
 const ODF_MIMETYPES: Record<string, DocumentFormat> = {
   'application/vnd.oasis.opendocument.text': 'odt',
@@ -121,6 +133,15 @@ function packageFormat(data: Buffer): ContentFormat {
       if (format) mains.add(format);
       else if (OTHER_OOXML_MAIN.test(type)) other ??= type;
     }
+    if (mains.size === 0) {
+      // No Override names a main part: a Default may (some generators declare every .xml so), else the well-known main part name.
+      for (const fallback of Array.from(doc.getElementsByTagNameNS('*', 'Default'))) {
+        const format = OOXML_MAIN_TYPES[(fallback.getAttribute('ContentType') ?? '').trim()];
+        if (format) mains.add(format);
+      }
+      if (mains.size === 0) for (const [part, format] of WELL_KNOWN_MAIN_PARTS) if (names.includes(part)) mains.add(format);
+      if (mains.size > 0) other = undefined;
+    }
     if (mains.size > 1) throw invalidFile(`The package declares several main documents (${[...mains].join(', ')}); no office application reads it one way.`);
     const [main] = mains;
     if (main) return { kind: 'known', format: main };
@@ -197,8 +218,8 @@ export function csvSeparator(text: string): number | undefined {
   return undefined;
 }
 
-export const unsupportedFormat = (what: string, accepted: readonly DocumentFormat[]) =>
-  new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, `The file is ${what}; this operation takes ${accepted.join(', ')}.`, { extensions: { acceptedFormats: [...accepted] } });
+export const unsupportedFormat = (what: string, accepted: readonly DocumentFormat[], status: 415 | 400 = 415) =>
+  new AppError(status, status === 415 ? ErrorCode.UNSUPPORTED_MEDIA_TYPE : ErrorCode.INVALID_FILE_FORMAT, `The file is ${what}; this operation takes ${accepted.join(', ')}.`, { extensions: { acceptedFormats: [...accepted] } });
 
 const encryptedDocument = () => new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
 
@@ -224,13 +245,13 @@ export function detectFormat(data: Buffer, accepted: readonly DocumentFormat[], 
     if (declared && !TEXT_FORMATS.has(declared)) {
       throw invalidFile(`The file is plain text by its content, not ${describe(declared)} as from says.`, { details: [{ field: 'from', issue: 'the content is text' }] });
     }
-    if (!declared && !accepted.some((f) => TEXT_FORMATS.has(f))) throw unsupportedFormat('text, not a document', accepted);
+    if (!declared && !accepted.some((f) => TEXT_FORMATS.has(f))) throw unsupportedFormat('text, not a document', accepted, hints.unsupportedAs);
     format = declared ?? sniffTextFormat(data, hints.filename);
   } else {
     if (declared) throw invalidFile(`The file is ${content.what}, not ${describe(declared)} as from says.`, { details: [{ field: 'from', issue: 'the content is not of that format' }] });
-    throw unsupportedFormat(content.what, accepted);
+    throw unsupportedFormat(content.what, accepted, hints.unsupportedAs);
   }
-  if (!accepted.includes(format)) throw unsupportedFormat(describe(format), accepted);
+  if (!accepted.includes(format)) throw unsupportedFormat(describe(format), accepted, hints.unsupportedAs);
   return format;
 }
 

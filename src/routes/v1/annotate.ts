@@ -63,7 +63,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
         const input = request.isMultipart()
           ? await readMultipart(request.body as MultipartBody, request)
           : await readJson(request.body as JsonBody, services);
-        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename });
+        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename, unsupportedAs: 400 });
         input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);

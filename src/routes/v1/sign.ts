@@ -85,7 +85,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         input.request.requestId = String(request.id);
         input.request.documentName = input.filename;
         const to = request.query.to ?? 'pdf';
-        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename }) === 'pdf';
+        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename, unsupportedAs: 400 }) === 'pdf';
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
         if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
 
@@ -152,7 +152,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
     const body = request.body as JsonBody;
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    detectFormat(document, ['pdf']);
+    detectFormat(document, ['pdf'], { unsupportedAs: 400 });
     const { trustRoots } = await services.signing();
     const task: ExtendTaskInput = { document, level, ltv: ltvFor(trustRoots), tsa: tsaFor(level) };
     const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);

@@ -45,7 +45,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
           : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
         const { trustRoots } = await services.signing();
         const maxBytes = services.config.limits.maxFileBytes;
-        if (detectFormat(data, VERIFIABLE_FORMATS) === 'docx') return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
+        if (detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: 400 }) === 'docx') return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
         const { fetch, ...revocationFetch } = services.config.revocation;
         return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
       },

@@ -320,9 +320,9 @@ describe('POST /v1/annotate errors as problem+json', () => {
     expect(problem.details.some((d: { field: string }) => d.field.startsWith('body.fields.0'))).toBe(true);
   });
 
-  it('refuses a document that is not a DOCX with 415 naming docx', async () => {
+  it('refuses a document that is not a DOCX with 400 naming docx (SuperDoc’s contract has no 415 here)', async () => {
     const res = await postJson({ document: { base64: Buffer.from('%PDF-1.7 not a word file').toString('base64') }, fields: [] });
-    expect(expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE').acceptedFormats).toEqual(['docx']);
+    expect(expectProblem(res, 400, 'INVALID_FILE_FORMAT').acceptedFormats).toEqual(['docx']);
   });
 
   it('refuses an image URL while URL inputs are disabled with 400 URL_NOT_ALLOWED', async () => {

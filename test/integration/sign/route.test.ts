@@ -274,9 +274,9 @@ describe('POST /v1/sign errors', () => {
     expect(pdfText(res.rawPayload)).toContain('Approver');
   });
 
-  it('not a PDF or DOCX → 415 naming the two', async () => {
-    expect(expectProblem(await postJson(superDocBody(Buffer.from('just some text, not a document'))), 415, 'UNSUPPORTED_MEDIA_TYPE').acceptedFormats).toEqual(['pdf', 'docx']);
-    expectProblem(await postJson(superDocBody(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]))), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  it('not a PDF or DOCX → 400 naming the two (SuperDoc’s contract has no 415 here)', async () => {
+    expect(expectProblem(await postJson(superDocBody(Buffer.from('just some text, not a document'))), 400, 'INVALID_FILE_FORMAT').acceptedFormats).toEqual(['pdf', 'docx']);
+    expectProblem(await postJson(superDocBody(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]))), 400, 'INVALID_FILE_FORMAT');
   });
 
   it('an encrypted PDF → 422', async () => {

@@ -233,11 +233,11 @@ describe('POST /v1/verify: refusals', () => {
     expect(res.json()).toMatchObject({ code: 'URL_NOT_ALLOWED', status: 400 });
   });
 
-  it('answers a file that is neither PDF nor DOCX with 415 problem+json naming the two, a broken ZIP with 400', async () => {
+  it('answers a file that is neither PDF nor DOCX with 400 problem+json naming the two (SuperDoc’s contract), a broken ZIP with 400', async () => {
     const res = await postJson({ document: { base64: Buffer.from('just some text, not a document').toString('base64') } });
-    expect(res.statusCode).toBe(415);
+    expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415, acceptedFormats: ['pdf', 'docx'] });
+    expect(res.json()).toMatchObject({ code: 'INVALID_FILE_FORMAT', status: 400, acceptedFormats: ['pdf', 'docx'] });
     const zip = await postMultipart(Buffer.from('PK\x03\x04 not really a zip'), 'x.docx', 'application/octet-stream');
     expect(zip.statusCode).toBe(400);
     expect(zip.json()).toMatchObject({ code: 'INVALID_FILE_FORMAT' });

@@ -199,3 +199,20 @@ function compoundFile(names: string[], nested: string[] = []): Buffer {
   nested.forEach((name, i) => entry(1 + names.length + i, name, 2, i + 1 < nested.length ? 2 + names.length + i : 0xffffffff, 0xffffffff));
   return buf;
 }
+
+describe('detectFormat: SuperDoc-contract routes and sloppy packages', () => {
+  it('refuses with 400 INVALID_FILE_FORMAT (acceptedFormats too) where the route asks for it', () => {
+    expect(errorOf(() => detectFormat(Buffer.from('hello'), ['pdf', 'docx'], { unsupportedAs: 400 }))).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT', extensions: { acceptedFormats: ['pdf', 'docx'] } });
+  });
+
+  it('reads a package without a main Override by its Default or its well-known main part', () => {
+    const byDefault = new PizZip();
+    byDefault.file('[Content_Types].xml', '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>');
+    byDefault.file('xl/workbook.xml', '<workbook/>');
+    expect(detectFormat(byDefault.generate({ type: 'nodebuffer' }) as Buffer, ALL)).toBe('xlsx');
+    const byName = new PizZip();
+    byName.file('[Content_Types].xml', '<Types/>');
+    byName.file('word/document.xml', '<w:document/>');
+    expect(detectFormat(byName.generate({ type: 'nodebuffer' }) as Buffer, ALL)).toBe('docx');
+  });
+});
