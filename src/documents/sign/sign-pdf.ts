@@ -7,7 +7,7 @@ import { pdfDict, pdfName, textString, type PdfDict, type PdfRef } from '../pdf/
 import type { AppearanceText } from './pdf/appearance.js';
 import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
-import { signaturePlaceholders, signedBytes, writeWithByteRange, type SignaturePlaceholders } from './pdf/placeholder.js';
+import { signaturePlaceholders, writeWithByteRange, type SignaturePlaceholders } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
 import { pdfDate } from './pdf/text.js';
 import { requestTimestamp } from '../pki/tsa-client.js';
@@ -68,6 +68,20 @@ function signatureDictionary(request: SignRequest, now: Date, placeholders: Sign
   });
 }
 
+/** Adds the time since the previous lap to `stages[name]` (milliseconds), when stages are collected. */
+class StageClock {
+  private last = performance.now();
+
+  constructor(private readonly stages: Record<string, number> | undefined) {}
+
+  lap(name: string): void {
+    if (!this.stages) return;
+    const now = performance.now();
+    this.stages[name] = (this.stages[name] ?? 0) + (now - this.last);
+    this.last = now;
+  }
+}
+
 const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance => !!a && typeof (a as FieldAppearance).field === 'string';
 
 /**
@@ -92,7 +106,9 @@ function placeSignature(edits: RevisionEdits, request: SignRequest, text: Appear
 
 export async function signPdfReport(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<SignResult> {
   assertSignableRequest(request);
+  const clock = new StageClock(options.stages);
   const structure = readPdfStructure(input);
+  clock.lap('read');
   if (structure.docMdpPermission === 1) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
   }
@@ -104,7 +120,11 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const warnings: string[] = [];
   const alreadySigned = structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined;
   const title = structure.title?.trim() || request.documentName || 'Untitled document';
-  const audit = buildAuditRecord(request, input, identity, now, title, options);
+  // The input is hashed once: the audit record takes its digest, the signature continues the same
+  // hash over the update (its /ByteRange starts with the whole input).
+  const inputHash = createHash('sha256').update(input);
+  const audit = buildAuditRecord(request, input, identity, now, title, { ...options, receivedSha256: options.receivedSha256 ?? inputHash.copy().digest('hex') });
+  clock.lap('hash input');
 
   const writer = new IncrementalWriter(structure.view);
   const edits = new RevisionEdits(structure, writer);
@@ -118,6 +138,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
       warnings.push(`The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the signature dictionary.`);
     } else {
       edits.addAuditPages(audit);
+      clock.lap('audit page layout');
     }
   }
   // The record always goes into the new signature's dictionary (covered by the signature); the
@@ -134,19 +155,23 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
   const signatureRef = placeSignature(edits, request, appearanceText, warnings);
   if (request.certify) edits.certifyWith(signatureRef);
+  clock.lap('attachment and field');
   await edits.finish();
+  clock.lap('fonts');
 
   const signer: CmsSigner = { privateKey: identity.privateKey, certificate: identity.certificate, chain: identity.chain };
   const size = await contentsSize(signer, options);
   const placeholders = signaturePlaceholders(size);
   writer.set(signatureRef, signatureDictionary(request, now, placeholders, audit));
   const span = writeWithByteRange(writer, placeholders);
-  const { pdf, contentsStart } = span;
+  const { pdf, contentsStart, contentsEnd } = span;
+  clock.lap('write update');
 
-  const [before, after] = signedBytes(span);
-  const digest = createHash('sha256').update(before!).update(after!).digest();
+  const digest = inputHash.update(pdf.subarray(input.length, contentsStart)).update(pdf.subarray(contentsEnd)).digest();
+  clock.lap('hash update');
   const attributes = buildSignedAttributes(digest, identity.certificate);
   const signatureValue = signAttributes(attributes, identity.privateKey);
+  clock.lap('sign');
   const timeStampToken = options.tsa ? await requestTimestamp(signatureValue, options.tsa) : undefined;
   const cms = assembleSignedData({ signer, attributes, signatureValue, timeStampToken });
   if (cms.length > size) {
@@ -154,6 +179,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
     throw new AppError(503, ErrorCode.SIGNING_ERROR, 'The signature did not fit its reserved space (the timestamp authority changed its reply size); retry the request.');
   }
   pdf.write(cms.toString('hex').toUpperCase(), contentsStart + 1, 'latin1');
+  clock.lap('cms');
   return { document: pdf, warnings, audit };
 }
 

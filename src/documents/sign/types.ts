@@ -67,6 +67,8 @@ export interface SignOptions {
   now?: Date;
   /** SHA-256 (hex) of the document as the caller sent it, when the route converted it first (DOCX → PDF). */
   receivedSha256?: string;
+  /** When given, filled with the milliseconds each signing stage took (bench/sign.ts prints them). */
+  stages?: Record<string, number>;
 }
 
 export interface SignResult {

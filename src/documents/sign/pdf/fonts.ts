@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
-import fontkit, { type Font, type Glyph, type Subset } from '@pdf-lib/fontkit';
+import fontkit, { type Font, type Glyph } from '@pdf-lib/fontkit';
 import { AppError, ErrorCode } from '../../../errors/app-error.js';
 import { pdfDict, pdfName, pdfStream, textString, type PdfRef } from '../../pdf/objects.js';
 import type { IncrementalWriter } from '../../pdf/writer.js';
+import { TrueTypeSubsetter } from './truetype-subset.js';
 
 /**
  * The fonts of the audit page and the signature appearance: DejaVu Sans and DejaVu Sans Bold
@@ -24,6 +25,8 @@ const MISSING = '?';
 
 interface LoadedFont {
   font: Font;
+  /** The font's tables, read once, for the per-revision subsets. */
+  subsetter: TrueTypeSubsetter;
   /** Glyph per code point (undefined when the font has none); bounded by the font's cmap. */
   glyphs: Map<number, Glyph | undefined>;
 }
@@ -42,7 +45,7 @@ function loadFont(key: FontKey): LoadedFont {
       throw new AppError(500, ErrorCode.SIGNING_ERROR,
         `The audit page font ${file} is not installed on this server (Debian package fonts-dejavu-core). Sign with certificate.enabled=false, or ask the operator to install it.`);
     }
-    entry = { font: fontkit.create(bytes), glyphs: new Map() };
+    entry = { font: fontkit.create(bytes), subsetter: new TrueTypeSubsetter(bytes), glyphs: new Map() };
     loaded.set(key, entry);
   }
   return entry;
@@ -141,35 +144,26 @@ function utf16Hex(text: string): string {
   return Buffer.from(text, 'utf16le').swap16().toString('hex').toUpperCase();
 }
 
-/** One subset font of a revision: collects the glyphs drawn, then writes the font objects. */
+/**
+ * One subset font of a revision: collects the glyphs drawn, then writes the font objects. CIDs are
+ * the font's own glyph ids (/CIDToGIDMap /Identity), so drawing needs no per-revision numbering and
+ * the font file is cut from tables read once (truetype-subset.ts).
+ */
 class FontSubset {
-  private readonly subset: Subset;
-  /** CID (= glyph id in the subset) → the glyph and the text it stands for. */
+  /** CID (= glyph id) → the glyph and the text it stands for. */
   private readonly used = new Map<number, { glyph: Glyph; text: string }>();
 
-  constructor(private readonly key: FontKey, readonly ref: PdfRef) {
-    this.subset = loadFont(key).font.createSubset();
-  }
+  constructor(private readonly key: FontKey, readonly ref: PdfRef) {}
 
   encode(text: string): string {
     const entry = loadFont(this.key);
     let hex = '';
     for (const ch of visualOrder(printable(text, this.key))) {
       const glyph = glyphFor(entry, ch.codePointAt(0)!)!;
-      const cid = this.subset.includeGlyph(glyph);
-      if (!this.used.has(cid)) this.used.set(cid, { glyph, text: ch });
-      hex += hex4(cid);
+      if (!this.used.has(glyph.id)) this.used.set(glyph.id, { glyph, text: ch });
+      hex += hex4(glyph.id);
     }
     return `<${hex}>`;
-  }
-
-  private encodeFontFile(): Promise<Buffer> {
-    return new Promise((resolve) => {
-      const parts: Uint8Array[] = [];
-      this.subset.encodeStream()
-        .on('data', (chunk) => parts.push(chunk))
-        .on('end', () => resolve(Buffer.concat(parts)));
-    });
   }
 
   /** Subset tag: six capitals derived from the glyph set, as the PDF spec asks of subsets. */
@@ -216,7 +210,7 @@ class FontSubset {
     const scale = 1000 / font.unitsPerEm;
     const n = (v: number) => Math.round(v * scale);
     const baseFont = pdfName(this.baseFont(font.postscriptName ?? FONT_FILES[this.key].replace(/\.ttf$/, '')));
-    const fontFile = await this.encodeFontFile();
+    const fontFile = loadFont(this.key).subsetter.subset(this.used.keys());
     const [fileRef, descriptorRef, cidRef, cmapRef] = [writer.allocate(), writer.allocate(), writer.allocate(), writer.allocate()];
     writer.set(fileRef, pdfStream(pdfDict({ Length1: fontFile.length, Filter: pdfName('FlateDecode') }), deflateSync(fontFile)));
     const { minX, minY, maxX, maxY } = font.bbox;
