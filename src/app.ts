@@ -16,10 +16,12 @@ import { requestIdFactory } from './http/request-id.js';
 import { installRequestDeadline } from './http/request-deadline.js';
 import { openApiOptions } from './http/openapi.js';
 import { installBodyBudget } from './http/body-budget.js';
+import { InflightBodyBudget, installInflightBodyBudget } from './http/inflight-bodies.js';
 import { installClosedSchemas } from './http/closed-schemas.js';
 import { validatorCompilerFactory } from './http/validator-compiler.js';
 import { installJobContext } from './http/job-context.js';
 import { installJsonDepthCheck } from './http/json-depth.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { installMultipartChecks, MULTIPART_COUNTS, rememberUploadedFile } from './http/multipart.js';
 import rootRoutes from './routes/root.js';
 import metricsRoutes from './routes/metrics.js';
@@ -107,6 +109,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Every operation takes JSON or multipart (see each schema); Fastify's built-in text/plain parser
   // would hand a route a string it never expects. Without it, other types get 415 (error handler).
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.addSchema(ProblemSchema);
   app.addSchema(DocumentResultSchema);
   await app.register(swagger, openApiOptions(services.version));
@@ -121,6 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installMultipartChecks(app, { maxFileBytes: config.limits.maxFileBytes, maxFieldBytes: config.limits.maxFieldBytes, fallbackBodyBytes: config.limits.maxJsonBytes });
   installJsonDepthCheck(app);
   installBodyBudget(app, config.limits.maxJsonBytes);
+  installInflightBodyBudget(app, new InflightBodyBudget(config.limits.maxInflightBodyBytes), config.limits.maxJsonBytes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   await app.register(metricsRoutes(services));

@@ -48,6 +48,8 @@ export interface Config {
     /** Largest multipart text field (JSON options, signer, fields…); files have maxFileBytes. */
     maxFieldBytes: number;
     requestTimeoutMs: number;
+    /** MAX_INFLIGHT_BODY_MB: request bodies one replica holds at once (503 + Retry-After past it). */
+    maxInflightBodyBytes: number;
   };
   /** memoryMb: heap ceiling of each worker thread (WORKER_MEMORY_MB); see the README's memory budget. */
   workers: { threads: number; maxQueue: number; taskTimeoutMs: number; queueWaitMs: number; memoryMb: number };
@@ -244,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxJsonBytes: readInt(env, 'MAX_JSON_BYTES', 40 * 1024 * 1024, 1024),
       maxFieldBytes: readInt(env, 'MULTIPART_FIELD_MAX_BYTES', 4 * 1024 * 1024, 1024),
       requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000),
+      maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_MB', 128, 1, 1_000_000) * 1024 * 1024,
     },
     workers: {
       threads: readInt(env, 'WORKER_THREADS', cpus, 1, 256),

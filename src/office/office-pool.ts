@@ -146,10 +146,12 @@ const PDF_MAGIC = Buffer.from('%PDF-');
 /** A process left holding more than this share of its memory limit after a job is recycled, so the next job has room. */
 const RECYCLE_FRACTION = 0.75;
 /**
- * RLIMIT_DATA of each office process, as a multiple of the group's limit: above the watched limit,
- * so the watch (which answers 422) acts first, and the kernel only stops growth faster than a sample.
+ * RLIMIT_DATA of each office process, as a multiple of the group's limit: well above the watched
+ * limit, so the watch (which answers 422) acts first and the kernel only stops growth faster than a
+ * sample. LibreOffice takes a failed allocation quietly (it leaves the picture out and exports the
+ * rest): with the data limit near the watched one, a large picture was dropped and answered 200.
  */
-const DATA_LIMIT_FACTOR = 1.25;
+const DATA_LIMIT_FACTOR = 2;
 /** A crash after the group came this close to its limit is the limit's doing (an allocation failed). */
 const NEAR_LIMIT_FRACTION = 0.9;
 

@@ -42,7 +42,7 @@ describe('office memory limit', () => {
     const [group] = pool.processGroups();
     const limits = processGroupMembers(group!.pgid).map((pid) => readFileSync(`/proc/${pid}/limits`, 'utf8').match(/^Max data size\s+(\d+)\s+(\d+)/m));
     expect(limits.length).toBeGreaterThanOrEqual(3); // bwrap, python bridge, soffice(.bin)
-    for (const limit of limits) expect(Number(limit![1])).toBe(Math.round(LIMIT_MB * 2 ** 20 * 1.25));
+    for (const limit of limits) expect(Number(limit![1])).toBe(LIMIT_MB * 2 ** 20 * 2);
   });
 
   it('stops a job past the limit with 422 DOCUMENT_TOO_COMPLEX, replaces the process, and serves the next job', async () => {

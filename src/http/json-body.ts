@@ -1,0 +1,128 @@
+import { Worker } from 'node:worker_threads';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { validationError } from '../errors/app-error.js';
+import { MAX_JSON_DEPTH } from './json-depth.js';
+
+/**
+ * JSON bodies past LARGE_JSON_BYTES are parsed on a thread of their own, so ten 38 MB bodies do not
+ * hold the event loop (health checks, every other request) for seconds: the raw bytes are moved to
+ * the thread without a copy, decoded and parsed there, checked for nesting and prototype poisoning
+ * as Fastify's own parser does, and the value comes back by structured clone (a copy of its
+ * strings, several times cheaper than decoding and parsing them). Smaller bodies keep Fastify's
+ * parser on the main thread (a thread round trip would cost more than they do).
+ */
+export const LARGE_JSON_BYTES = 1024 * 1024;
+
+/** What the parser thread runs (plain JavaScript, evaluated: the same in development and in dist/). */
+const PARSER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const hasOwn = Object.prototype.hasOwnProperty;
+// Nesting past maxDepth, or a key Fastify's parser refuses (__proto__; constructor holding prototype).
+function inspect(value, maxDepth) {
+  const pending = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop();
+    if (current === null || typeof current !== 'object') continue;
+    if (depth + 1 > maxDepth) return 'depth';
+    if (!Array.isArray(current)) {
+      if (hasOwn.call(current, '__proto__')) return 'proto';
+      const ctor = current.constructor;
+      if (hasOwn.call(current, 'constructor') && ctor !== null && typeof ctor === 'object' && hasOwn.call(ctor, 'prototype')) return 'proto';
+    }
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+    }
+  }
+  return undefined;
+}
+parentPort.on('message', ({ id, bytes, maxDepth }) => {
+  let value;
+  try {
+    value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch (err) {
+    parentPort.postMessage({ id, problem: 'syntax', message: String(err && err.message) });
+    return;
+  }
+  const problem = inspect(value, maxDepth);
+  parentPort.postMessage(problem ? { id, problem } : { id, value });
+});
+`;
+
+/** Heap of the parser thread: a 40 MB body as text (twice that when not ASCII), its value, and the clone's buffer. */
+const PARSER_HEAP_MB = 384;
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+type ParserReply = { id: number; value?: unknown; problem?: 'syntax' | 'depth' | 'proto'; message?: string };
+
+export class JsonParserThread {
+  private worker?: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  parse(bytes: Buffer): Promise<unknown> {
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Moved, not copied, when the buffer owns its memory (a body larger than the pool slab does).
+      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+      worker.postMessage({ id, bytes, maxDepth: MAX_JSON_DEPTH }, own ? [bytes.buffer as ArrayBuffer] : []);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private start(): Worker {
+    const worker = new Worker(PARSER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: PARSER_HEAP_MB } });
+    worker.unref();
+    worker.on('message', (reply: ParserReply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if (reply.problem) waiter.reject(parseError(reply.problem, reply.message));
+      else waiter.resolve(reply.value);
+    });
+    const fail = (err: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiter of this.pending.values()) waiter.reject(err);
+      this.pending.clear();
+    };
+    worker.on('error', () => fail(Object.assign(new Error('The JSON body could not be parsed within the memory a body may use.'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' })));
+    worker.on('exit', () => fail(new Error('the JSON parser thread stopped')));
+    this.worker = worker;
+    return worker;
+  }
+}
+
+function parseError(problem: 'syntax' | 'depth' | 'proto', message = ''): Error {
+  if (problem === 'syntax') return Object.assign(new SyntaxError(message), { statusCode: 400 });
+  if (problem === 'proto') return Object.assign(new Error('Object contains forbidden prototype property'), { statusCode: 400, code: 'FST_PROTO_VIOLATION' });
+  return validationError(`body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`, [{ field: 'body', issue: `nesting deeper than ${MAX_JSON_DEPTH}` }]);
+}
+
+/** Replaces Fastify's JSON parser: small bodies as before, large ones on the parser thread. */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  const thread = new JsonParserThread();
+  const small = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    if (body.length === 0) {
+      done(Object.assign(new Error('Body cannot be empty when content-type is set to application/json'), { statusCode: 400, code: 'FST_ERR_CTP_EMPTY_JSON_BODY' }));
+      return;
+    }
+    if (body.length < LARGE_JSON_BYTES) {
+      small(request, body.toString('utf8'), done);
+      return;
+    }
+    thread.parse(body).then((value) => done(null, value), (err: Error) => done(err));
+  });
+  app.addHook('onClose', () => thread.close());
+}
