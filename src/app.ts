@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ConfigError, type Config } from './config.js';
 import { assertCertificateCurrent } from './documents/sign/identity.js';
 import { installAuth } from './http/auth.js';
-import { DocumentResultSchema } from './http/document-reply.js';
+import { DocumentResultSchema, WarningSchema } from './http/document-reply.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installLimits } from './http/limits.js';
 import { loggerOptions } from './http/logging.js';
@@ -111,6 +111,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   app.addSchema(ProblemSchema);
+  app.addSchema(WarningSchema);
   app.addSchema(DocumentResultSchema);
   await app.register(swagger, openApiOptions(services.version));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true, displayRequestDuration: true } });

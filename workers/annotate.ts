@@ -1,3 +1,4 @@
+import type { Warning } from '../src/documents/warnings.js';
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import { annotateDocx, loadSvgRenderer, type AnnotateField, type AnnotateOptions } from '../src/documents/annotate/index.js';
 
@@ -12,7 +13,7 @@ export interface AnnotateTaskInput {
 
 export interface AnnotateTaskOutput {
   docx: Uint8Array;
-  warnings: string[];
+  warnings: Warning[];
 }
 
 export const annotate = envelopeTask<AnnotateTaskInput, AnnotateTaskOutput>(async (input) => {

@@ -1,3 +1,4 @@
+import type { Warning } from '../src/documents/warnings.js';
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import { htmlToDocx as convertHtml } from '../src/documents/html/index.js';
 import { markdownToDocx as convertMarkdown } from '../src/documents/markdown/index.js';
@@ -13,10 +14,10 @@ export interface MarkupTaskInput {
 
 export interface MarkupTaskOutput {
   docx: Uint8Array;
-  warnings: string[];
+  warnings: Warning[];
 }
 
-const toOutput = ({ docx, warnings }: { docx: Buffer; warnings: string[] }): MarkupTaskOutput => ({
+const toOutput = ({ docx, warnings }: { docx: Buffer; warnings: Warning[] }): MarkupTaskOutput => ({
   docx: new Uint8Array(docx.buffer, docx.byteOffset, docx.byteLength),
   warnings,
 });

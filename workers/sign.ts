@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../src/documents/warnings.js';
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import { assertCertificateCurrent, fromPortable, parsePkcs12, type PortableIdentity, type SigningIdentity } from '../src/documents/sign/identity.js';
 import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
@@ -34,7 +35,7 @@ export interface ExtendTaskInput {
 
 export interface SignTaskOutput {
   document: Uint8Array;
-  warnings: string[];
+  warnings: Warning[];
 }
 
 /** The caller's PKCS#12 (refused when its certificate is not valid now) or the service identity. */
@@ -50,12 +51,12 @@ const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
 const asBytes = (buffer: Buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 
 /** Adds B-LT validation data and, for B-LTA, the document time-stamp. */
-async function raiseLevel(document: Buffer, level: 'B-LT' | 'B-LTA', input: Pick<ExtendTaskInput, 'ltv' | 'tsa'>, warnings: string[]): Promise<Buffer> {
+async function raiseLevel(document: Buffer, level: 'B-LT' | 'B-LTA', input: Pick<ExtendTaskInput, 'ltv' | 'tsa'>, warnings: Warning[]): Promise<Buffer> {
   // One fetcher per operation: it carries the operation's outbound budget and deadline.
   const fetcher = input.ltv.fetch ? revocationFetcher(input.ltv.fetch) : undefined;
   const lt = await addValidationData(document, { trustRoots: input.ltv.trustRoots, fetchRevocation: fetcher });
   const budgetNote = fetcher?.budgetNote();
-  warnings.push(...(budgetNote ? [budgetNote] : []), ...lt.warnings);
+  warnings.push(...(budgetNote ? [warning('VALIDATION_DATA_INCOMPLETE', budgetNote)] : []), ...lt.warnings);
   if (level === 'B-LT') return lt.document;
   if (!input.tsa) throw unprocessable(ErrorCode.SIGNING_ERROR, 'B-LTA needs a time-stamp authority (TSA_URL) for its document time-stamp; this service has none.');
   return addDocumentTimestamp(lt.document, input.tsa);
@@ -70,7 +71,7 @@ export const signPdfTask = envelopeTask<SignTaskInput, SignTaskOutput>(async (in
 });
 
 export const extendPdfTask = envelopeTask<ExtendTaskInput, SignTaskOutput>(async (input) => {
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const document = await raiseLevel(asBuffer(input.document), input.level, input, warnings);
   return { document: asBytes(document), warnings };
 });

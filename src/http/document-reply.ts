@@ -1,6 +1,22 @@
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { WARNING_CODES, type Warning } from '../documents/warnings.js';
+import { warningsHeader } from './response-head.js';
+
+/** One engine warning as answered in JSON bodies (`warnings`); the codes are stable. */
+export const WarningSchema = Type.Object(
+  {
+    code: Type.String({ enum: Object.keys(WARNING_CODES), description: Object.entries(WARNING_CODES).map(([code, meaning]) => `\`${code}\`: ${meaning}`).join(' ') }),
+    message: Type.String({ description: 'What happened, for people' }),
+    field: Type.Optional(Type.String({ description: 'The field, tag, image or signature field it is about' })),
+  },
+  { $id: 'Warning', title: 'Warning', additionalProperties: false, description: 'A note about a result that succeeded' },
+);
+
+export const WarningsSchema = Type.Array(Type.Ref('Warning'), {
+  description: 'Notes about the result (a tag left empty, an image not embedded, a signing choice). Empty when there are none; the same warnings are in the X-Docproc-Warnings header, capped.',
+});
 
 export const DocumentResultSchema = Type.Object(
   {
@@ -8,6 +24,7 @@ export const DocumentResultSchema = Type.Object(
       base64: Type.String({ description: 'The resulting document, base64-encoded' }),
       contentType: Type.String({ examples: ['application/pdf'] }),
     }),
+    warnings: WarningsSchema,
   },
   { $id: 'DocumentResult', title: 'DocumentResult', description: 'A document returned inside JSON (SuperDoc API shape)' },
 );
@@ -70,9 +87,17 @@ export function wantsJson(request: FastifyRequest, format: OutputFormat): boolea
   return !(accept.includes(CONTENT_TYPES[format]) || accept.includes('application/octet-stream'));
 }
 
-export function sendDocument(request: FastifyRequest, reply: FastifyReply, data: Buffer, format: OutputFormat, filename: string) {
+/** The engine warnings in the X-Docproc-Warnings header (bounded: see warningsHeader), for binary and JSON replies alike. */
+export function sendWarningsHeader(reply: FastifyReply, warnings: readonly Warning[]) {
+  const header = warningsHeader(warnings.map((w) => w.message));
+  if (header) reply.header('x-docproc-warnings', header);
+}
+
+/** The document as the request asked for it: JSON `{document, warnings}` or the file; warnings in the header either way. */
+export function sendDocument(request: FastifyRequest, reply: FastifyReply, data: Buffer, format: OutputFormat, filename: string, warnings: readonly Warning[] = []) {
+  sendWarningsHeader(reply, warnings);
   if (wantsJson(request, format)) {
-    return reply.type('application/json').send({ document: { base64: data.toString('base64'), contentType: CONTENT_TYPES[format] } });
+    return reply.type('application/json').send({ document: { base64: data.toString('base64'), contentType: CONTENT_TYPES[format] }, warnings });
   }
   return reply.type(CONTENT_TYPES[format]).header('content-disposition', contentDisposition(filename)).send(data);
 }

@@ -15,6 +15,7 @@ import { appErrorInside, isTemplateError, templateInvalid, unreadablePart } from
 import { foreignTemplateLanguage, scanTemplateText } from './template-syntax.js';
 import { templaterZip } from './templater-zip.js';
 import type { AnnotateInput, AnnotateResult } from './types.js';
+import { warning, type Warning } from '../warnings.js';
 
 /** Parts that hold document text: body, headers, footers, foot/endnotes (text boxes are inside them). */
 const STORY_PART = /^\/word\/(document\d*|header\d+|footer\d+|footnotes|endnotes)\.xml$/;
@@ -109,7 +110,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   if (input.data !== undefined && (input.data === null || typeof input.data !== 'object' || Array.isArray(input.data))) {
     throw validationError('"data" must be a JSON object.', [{ field: 'data', issue: 'expected an object' }]);
   }
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const images = input.images ?? {};
   const fields = prepareFields(input.fields ?? [], images, warnings);
   const media = new MediaRegistry(pkg);
@@ -118,7 +119,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   const storyParts = pkg.partNames().filter((name) => STORY_PART.test(name));
   const textScan = scanTemplateText(pkg, storyParts);
   if (textScan.foreign.length) throw foreignTemplateLanguage(textScan.foreign);
-  const valueWarnings = new Set<string>();
+  const valueWarnings = new Map<string, string>();
   const zip = templaterZip(pkg);
 
   let doc: Docxtemplater;
@@ -128,7 +129,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
       linebreaks: true,
       stripInvalidXMLChars: true,
       errorLogging: false,
-      parser: createTagParser((message) => valueWarnings.add(message)),
+      parser: createTagParser((message, tag) => valueWarnings.set(message, tag)),
       modules: [createImageModule({ media, pageTextWidthTwips: pageWidth, images, missing }), createEndnotesModule()],
       nullGetter(part) {
         if (!part.module) missing.add(part.value);
@@ -166,7 +167,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
     result.matched.forEach((name) => matched.add(name));
     namedControls += result.namedControls;
   }
-  valueWarnings.forEach((message) => warnings.push(message));
+  valueWarnings.forEach((tag, message) => warnings.push(warning('VALUE_FORMAT', message, tag)));
 
   if (tagNames.size === 0 && namedControls === 0) {
     const message = 'The template has no tags ({name}) and no named content controls: there is nothing to fill.';
@@ -175,7 +176,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
         extensions: { errors: [{ id: 'no_tags', tag: null, explanation: message, part: null, offset: null }] },
       });
     }
-    warnings.push(`${message} The document was returned unchanged.`);
+    warnings.push(warning('TEMPLATE_HAS_NO_TAGS', `${message} The document was returned unchanged.`));
   }
 
   const unknown = [...fields.keys()].filter((name) => !matched.has(name));
@@ -184,13 +185,13 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
       `No tag or content control in the template matches field(s) ${unknown.map((n) => `"${n}"`).join(', ')}; fix the ids or set ignoreUnknownFields.`,
       { details: unknown.map((name) => ({ field: name, issue: 'matches no tag or content control' })), extensions: { fields: unknown } });
   }
-  unknown.forEach((name) => warnings.push(`Field "${name}" matches no tag or content control and was ignored.`));
+  unknown.forEach((name) => warnings.push(warning('FIELD_UNKNOWN', `Field "${name}" matches no tag or content control and was ignored.`, name)));
   if (missing.size && input.options?.strict) {
     throw unprocessable(ErrorCode.MISSING_VALUES,
       `The template has tag(s) without a value: ${[...missing].map((n) => `{${n}}`).join(', ')}; send values for them or turn off strict.`,
       { details: [...missing].map((name) => ({ field: name, issue: 'no value given' })), extensions: { tags: [...missing] } });
   }
-  missing.forEach((name) => warnings.push(`Tag {${name}} had no value and was left empty.`));
+  missing.forEach((name) => warnings.push(warning('TAG_EMPTY', `Tag {${name}} had no value and was left empty.`, name)));
   media.flush();
   return { docx: pkg.write(), warnings };
 }

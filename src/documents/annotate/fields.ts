@@ -3,6 +3,7 @@ import { isRemoteImageValue, loadImage, parseImage, resolveImageSource } from '.
 import type { AnnotateField, FieldOptions, FieldType } from './types.js';
 import { PreparedVisual } from './visuals.js';
 import { valueToText } from './xml-text.js';
+import { warning, type Warning } from '../warnings.js';
 
 /** A field after validation: its name, text or table rows, or decoded image/signature. */
 export interface PreparedField {
@@ -63,7 +64,7 @@ function prepareVisual(field: AnnotateField, where: string, images: Record<strin
 export function prepareFields(
   fields: AnnotateField[],
   images: Record<string, Buffer | Uint8Array>,
-  warnings: string[],
+  warnings: Warning[],
 ): Map<string, PreparedField> {
   if (!Array.isArray(fields)) throw validationError('"fields" must be an array.', [{ field: 'fields', issue: 'expected an array' }]);
   const prepared = new Map<string, PreparedField>();
@@ -74,7 +75,7 @@ export function prepareFields(
     if (!FIELD_TYPES.includes(field.type)) {
       throw validationError(`${where}.type: use one of ${FIELD_TYPES.join(', ')}.`, [{ field: `${where}.type`, issue: 'unknown field type' }]);
     }
-    if (prepared.has(name)) warnings.push(`Field "${name}" is given more than once; the last value is used.`);
+    if (prepared.has(name)) warnings.push(warning('FIELD_REPEATED', `Field "${name}" is given more than once; the last value is used.`, name));
     const base = { name, type: field.type, where, options: field.options ?? {}, text: '', rows: [] as string[][], visual: null };
     if (field.type === 'text') prepared.set(name, { ...base, text: valueToText(field.value) });
     else if (field.type === 'table') prepared.set(name, { ...base, rows: tableRows(field.value, where) });

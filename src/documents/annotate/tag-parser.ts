@@ -62,13 +62,13 @@ function namedFilterChain(name: string): { chain: NamedFilterChain | null; error
  * expression-only characters (a filter pipe, quotes) stays a plain name; one that does is a
  * template error, as is an unknown filter.
  */
-export function createTagParser(warn: (message: string) => void) {
+export function createTagParser(warn: (message: string, tag: string) => void) {
   return (tag: string) => {
     const name = tag.trim();
     const { compiled: expression, error } = tryCompile(name);
     const { chain, error: chainError } = namedFilterChain(name);
     if (!expression && !chain && EXPRESSION_ONLY.test(name)) throw chainError ?? error;
-    const filters: FilterContext = { warn: (message) => warn(`Tag {${name}}: ${message}`) };
+    const filters: FilterContext = { warn: (message) => warn(`Tag {${name}}: ${message}`, name) };
 
     const valueOf = (scope: unknown, context: TagContext): unknown => {
       if (name === '' || name === '.') return scope;
@@ -91,7 +91,7 @@ export function createTagParser(warn: (message: string) => void) {
         // A plain {tag} shows text: a list's items joined, an object nothing (its members are what a template shows).
         if (module === undefined && typeof value === 'object' && value !== null) {
           if (Array.isArray(value)) return value.map(textOf).join(', ');
-          warn(`Tag {${name}} is an object, not text, and was left empty; show its members, e.g. {${name}.name}.`);
+          warn(`Tag {${name}} is an object, not text, and was left empty; show its members, e.g. {${name}.name}.`, name);
           return '';
         }
         return value;

@@ -1,3 +1,4 @@
+import type { Warning } from '../warnings.js';
 /** Field descriptions accepted by the annotate engine (the SuperDoc "annotate" request shape). */
 export type FieldType = 'text' | 'image' | 'signature' | 'table';
 
@@ -48,7 +49,7 @@ export interface AnnotateInput {
 
 export interface AnnotateResult {
   docx: Buffer;
-  warnings: string[];
+  warnings: Warning[];
 }
 
 export const DOCX_CONTENT_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';

@@ -1,3 +1,4 @@
+import { uniqueWarnings, type Warning } from '../warnings.js';
 import type * as hast from 'hast';
 import rehypeParse from 'rehype-parse';
 import { unified } from 'unified';
@@ -34,7 +35,7 @@ function parseHtml(text: string, maxDepth: number): hast.Root {
 export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Promise<ConversionResult> {
   const { limits, stages } = options;
   assertInputSize(source, limits, 'HTML');
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const text = timed(stages, 'prescan', () => {
     const decoded = decodeText(source, warnings, declaredCharset(source));
     assertHtmlNesting(decoded, limits.maxNestingDepth);
@@ -56,5 +57,5 @@ export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Pr
     }
   });
   const docx = timed(stages, 'docx', () => writeDocx({ metadata: lowering.metadata, blocks }, { reference: options.reference }));
-  return { docx, warnings: [...new Set(warnings)] };
+  return { docx, warnings: uniqueWarnings(warnings) };
 }

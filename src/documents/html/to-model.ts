@@ -1,3 +1,4 @@
+import type { Warning } from '../warnings.js';
 import type * as hast from 'hast';
 import { nestingTooDeep } from '../model/input.js';
 import type { ResolvedImage } from '../model/images.js';
@@ -12,7 +13,7 @@ export interface HtmlLoweringEnv {
   images: Map<string, ResolvedImage | undefined>;
   slugger: Slugger;
   maxDepth: number;
-  warnings: string[];
+  warnings: Warning[];
   /** Ids that internal links point at; only these get bookmarks (headings always do). */
   linkTargets: Set<string>;
 }

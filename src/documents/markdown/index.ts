@@ -1,3 +1,4 @@
+import { uniqueWarnings, type Warning } from '../warnings.js';
 import type * as hast from 'hast';
 import type * as md from 'mdast';
 import rehypeParse from 'rehype-parse';
@@ -71,7 +72,7 @@ function htmlBlocksOf(tree: md.Root): md.Html[] {
 export async function markdownToDocx(source: Uint8Array, options: MarkupOptions): Promise<ConversionResult> {
   const { limits, stages } = options;
   assertInputSize(source, limits, 'Markdown');
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const text = timed(stages, 'prescan', () => {
     const decoded = decodeText(source, warnings);
     assertMarkdownNesting(decoded, limits.maxNestingDepth);
@@ -111,9 +112,6 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
   const blocks: Block[] = timed(stages, 'model', () => lowering.root(tree));
   if (metadata.title) blocks.unshift({ type: 'paragraph', style: 'Title', inlines: [{ type: 'text', text: metadata.title }] });
   const docx = timed(stages, 'docx', () => writeDocx({ metadata, blocks }, { reference: options.reference }));
-  return { docx, warnings: dedupe(warnings) };
+  return { docx, warnings: uniqueWarnings(warnings) };
 }
 
-function dedupe(warnings: string[]): string[] {
-  return [...new Set(warnings)];
-}

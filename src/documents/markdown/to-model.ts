@@ -1,3 +1,4 @@
+import type { Warning } from '../warnings.js';
 import type * as md from 'mdast';
 import { plainText } from '../model/plain-text.js';
 import { nestingTooDeep } from '../model/input.js';
@@ -11,7 +12,7 @@ export interface MarkdownLoweringEnv {
   images: Map<string, ResolvedImage | undefined>;
   slugger: Slugger;
   maxDepth: number;
-  warnings: string[];
+  warnings: Warning[];
   /** Lowers a raw HTML block (Markdown allows them) through the HTML front end. */
   htmlBlock: (node: md.Html) => Block[];
 }

@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../warnings.js';
 import { parse } from 'yaml';
 import type { DocumentMetadata } from './types.js';
 
@@ -16,12 +17,12 @@ function asList(value: unknown): string[] | undefined {
   return clean && clean.length > 0 ? clean : undefined;
 }
 
-export function readFrontMatter(yaml: string, warnings: string[]): DocumentMetadata {
+export function readFrontMatter(yaml: string, warnings: Warning[]): DocumentMetadata {
   let data: unknown;
   try {
     data = parse(yaml, { maxAliasCount: 50 });
   } catch (err) {
-    warnings.push(`The YAML front matter could not be read (${(err as Error).message.split('\n')[0]}); it was ignored.`);
+    warnings.push(warning('FRONT_MATTER_IGNORED', `The YAML front matter could not be read (${(err as Error).message.split('\n')[0]}); it was ignored.`));
     return {};
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) return {};

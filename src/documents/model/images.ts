@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../warnings.js';
 import { AppError } from '../../errors/app-error.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import { parseImage } from '../annotate/images.js';
@@ -61,7 +62,7 @@ const looksLikeSvg = (bytes: Uint8Array) => {
  * SVG becomes a PNG drawn by resvg (WebAssembly, no file or network access) with the annotate
  * engine's guards (size, embedded pixel bombs): Word, LibreOffice and pandoc all read PNG.
  */
-async function svgToImage(bytes: Uint8Array, src: string, warnings: string[]): Promise<ResolvedImage | undefined> {
+async function svgToImage(bytes: Uint8Array, src: string, warnings: Warning[]): Promise<ResolvedImage | undefined> {
   try {
     await loadSvgRenderer();
     const asset = parseImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 'image');
@@ -69,7 +70,7 @@ async function svgToImage(bytes: Uint8Array, src: string, warnings: string[]): P
     return { type: 'image', data: asset.bytes, format: 'png', widthPx: asset.widthPx, heightPx: asset.heightPx };
   } catch (err) {
     const reason = err instanceof AppError ? err.message.replace(/^image: /, '') : 'it could not be rendered';
-    warnings.push(`SVG image ${describe(src)} was not embedded (${reason}); its alt text was used instead.`);
+    warnings.push(warning('IMAGE_NOT_EMBEDDED', `SVG image ${describe(src)} was not embedded (${reason}); its alt text was used instead.`, imageField(src)));
     return undefined;
   }
 }
@@ -82,14 +83,19 @@ function hostAllowed(host: string, allowHosts: string[]): boolean {
   });
 }
 
-async function toImage(bytes: Uint8Array, src: string, warnings: string[]): Promise<ResolvedImage | undefined> {
+async function toImage(bytes: Uint8Array, src: string, warnings: Warning[]): Promise<ResolvedImage | undefined> {
   const info = readImageInfo(bytes);
   if (!info && looksLikeSvg(bytes)) return svgToImage(bytes, src, warnings);
   if (!info) {
-    warnings.push(`Image ${describe(src)} is not a readable PNG, JPEG, GIF or SVG; its alt text was used instead.`);
+    warnings.push(warning('IMAGE_NOT_EMBEDDED', `Image ${describe(src)} is not a readable PNG, JPEG, GIF or SVG; its alt text was used instead.`, imageField(src)));
     return undefined;
   }
   return { type: 'image', data: bytes, format: info.format, widthPx: info.width, heightPx: info.height };
+}
+
+/** The image's source as a warning's field: bounded (a data: URI by its start, a URL to 200 characters). */
+function imageField(src: string): string {
+  return src.startsWith('data:') ? `${src.slice(0, 30)}…` : src.length > 200 ? `${src.slice(0, 200)}…` : src;
 }
 
 function describe(src: string): string {
@@ -99,7 +105,7 @@ function describe(src: string): string {
 export async function resolveImages(
   sources: Iterable<string>,
   options: ImageSourceOptions,
-  warnings: string[],
+  warnings: Warning[],
 ): Promise<Map<string, ResolvedImage | undefined>> {
   const resolved = new Map<string, ResolvedImage | undefined>();
   let remoteCount = 0;
@@ -107,7 +113,7 @@ export async function resolveImages(
     if (/^data:/i.test(src)) {
       const bytes = decodeDataUri(src);
       resolved.set(src, bytes ? await toImage(bytes, src, warnings) : undefined);
-      if (!bytes) warnings.push(`Image ${describe(src)} has a malformed data: URI; its alt text was used instead.`);
+      if (!bytes) warnings.push(warning('IMAGE_NOT_EMBEDDED', `Image ${describe(src)} has a malformed data: URI; its alt text was used instead.`, imageField(src)));
       continue;
     }
     let url: URL | undefined;
@@ -117,17 +123,17 @@ export async function resolveImages(
       url = undefined;
     }
     if (!url) {
-      warnings.push(`Image ${describe(src)} is not embedded: only data: URIs (and allow-listed http(s) hosts) can be used; its alt text was used instead.`);
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Image ${describe(src)} is not embedded: only data: URIs (and allow-listed http(s) hosts) can be used; its alt text was used instead.`, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }
     if (!hostAllowed(url.hostname, options.allowHosts)) {
-      warnings.push(`Remote image ${describe(src)} was not fetched (host not allow-listed); its alt text was used instead.`);
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} was not fetched (host not allow-listed); its alt text was used instead.`, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }
     if (remoteCount++ >= (options.maxRemoteImages ?? DEFAULT_MAX_REMOTE)) {
-      warnings.push(`Remote image ${describe(src)} was not fetched: too many remote images; its alt text was used instead.`);
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} was not fetched: too many remote images; its alt text was used instead.`, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }
@@ -142,7 +148,7 @@ export async function resolveImages(
       });
       resolved.set(src, await toImage(new Uint8Array(bytes), src, warnings));
     } catch (err) {
-      warnings.push(`Remote image ${describe(src)} could not be fetched (${(err as Error).message}); its alt text was used instead.`);
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} could not be fetched (${(err as Error).message}); its alt text was used instead.`, imageField(src)));
       resolved.set(src, undefined);
     }
   }

@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../warnings.js';
 import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
 import type { ConversionLimits } from './types.js';
 
@@ -21,7 +22,7 @@ export function nestingTooDeep(limit: number, what: string): AppError {
  * charset), then UTF-8. Bytes that are invalid in the chosen encoding become U+FFFD and a
  * warning says so; conversion never fails on encoding.
  */
-export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel?: string): string {
+export function decodeText(source: Uint8Array, warnings: Warning[], fallbackLabel?: string): string {
   let encoding = 'utf-8';
   let start = 0;
   if (source[0] === 0xef && source[1] === 0xbb && source[2] === 0xbf) start = 3;
@@ -31,7 +32,7 @@ export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel
     try {
       encoding = new TextDecoder(fallbackLabel).encoding;
     } catch {
-      warnings.push(`Unknown character set "${fallbackLabel}" declared; the document was read as UTF-8.`);
+      warnings.push(warning('TEXT_ENCODING', `Unknown character set "${fallbackLabel}" declared; the document was read as UTF-8.`));
     }
   }
   const text =
@@ -39,7 +40,7 @@ export function decodeText(source: Uint8Array, warnings: string[], fallbackLabel
       ? decodeWindows1252(source.subarray(start))
       : new TextDecoder(encoding, { ignoreBOM: true }).decode(source.subarray(start));
   if (encoding === 'utf-8' && text.includes('\uFFFD') && !hasEncodedReplacementChar(source)) {
-    warnings.push('The document is not valid UTF-8; invalid bytes were replaced by U+FFFD. Send UTF-8 text.');
+    warnings.push(warning('TEXT_ENCODING', 'The document is not valid UTF-8; invalid bytes were replaced by U+FFFD. Send UTF-8 text.'));
   }
   return text;
 }

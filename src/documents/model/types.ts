@@ -1,3 +1,4 @@
+import type { Warning } from '../warnings.js';
 import type { StageTimes } from './stages.js';
 
 /**
@@ -202,5 +203,5 @@ export interface MarkupOptions {
 
 export interface ConversionResult {
   docx: Buffer;
-  warnings: string[];
+  warnings: Warning[];
 }

@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../warnings.js';
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { oneLine, type Cert } from '../pki/certificates.js';
@@ -45,7 +46,7 @@ const publishesRevocation = (cert: Cert) => {
   return ocsp.length + crl.length > 0;
 };
 
-async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: string[]): Promise<DssContent> {
+async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: Warning[]): Promise<DssContent> {
   const material = signatureMaterial(pdf, { trustRoots: options.trustRoots });
   if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
   const now = options.now ?? new Date();
@@ -63,13 +64,13 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
     // Only chains that end at a trusted root are worth an outbound request: any other chain is the
     // caller's to make up, with whatever responder URLs it likes.
     if (!signature.trusted) {
-      warnings.push(`The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but no revocation data was fetched for it and its validation data may not satisfy a verifier.`);
+      warnings.push(warning('VALIDATION_DATA_INCOMPLETE', `The signature in field "${signature.field}" does not chain to a trusted root: its certificates were stored, but no revocation data was fetched for it and its validation data may not satisfy a verifier.`, signature.field));
       continue;
     }
     if (!options.fetchRevocation) {
       for (const cert of signature.unsettled) {
         if (publishesRevocation(cert)) missing.push(cert);
-        else warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": the certificate names no OCSP responder or CRL.`);
+        else warnings.push(warning('VALIDATION_DATA_INCOMPLETE', `No revocation data was stored for "${oneLine(cert.x509.subject)}": the certificate names no OCSP responder or CRL.`));
       }
       continue;
     }
@@ -81,7 +82,7 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
       if (!fetched.has(key)) fetched.set(key, await fetchEvidence(cert, issuer, options.fetchRevocation, now, { useCache: false }));
       const evidence = fetched.get(key)!;
       if ('problems' in evidence) {
-        warnings.push(`No revocation data was stored for "${oneLine(cert.x509.subject)}": ${evidence.problems.join('; ')}.`);
+        warnings.push(warning('VALIDATION_DATA_INCOMPLETE', `No revocation data was stored for "${oneLine(cert.x509.subject)}": ${evidence.problems.join('; ')}.`));
         continue;
       }
       const der = Buffer.from(evidence.der);
@@ -134,8 +135,8 @@ function writeDss(pdf: Buffer, content: DssContent): Buffer {
 }
 
 /** B-LT: stores the validation data of every signature of `pdf` in a new revision. */
-export async function addValidationData(pdf: Buffer, options: LtvOptions): Promise<{ document: Buffer; warnings: string[] }> {
-  const warnings: string[] = [];
+export async function addValidationData(pdf: Buffer, options: LtvOptions): Promise<{ document: Buffer; warnings: Warning[] }> {
+  const warnings: Warning[] = [];
   const content = await gatherValidationData(pdf, options, warnings);
   return { document: writeDss(pdf, content), warnings };
 }

@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../warnings.js';
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { AUDIT_TRAIL_KEY, assertSignableRequest, auditTrailString, buildAuditRecord } from './audit.js';
@@ -90,16 +91,16 @@ const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance =
  * signature; else a new field (visible at `appearance`'s box, or invisible). Returns the
  * reference of the signature dictionary.
  */
-function placeSignature(edits: RevisionEdits, request: SignRequest, text: AppearanceText, warnings: string[]): PdfRef {
+function placeSignature(edits: RevisionEdits, request: SignRequest, text: AppearanceText, warnings: Warning[]): PdfRef {
   if (isFieldAppearance(request.appearance)) return edits.fillSignatureField(request.appearance, text);
   const placeholders = edits.unfilledPlaceholders();
   if (!request.appearance && placeholders.length > 0) {
     const [first, ...others] = placeholders;
-    if (others.length > 0) warnings.push(`The PDF has ${placeholders.length} unfilled signature placeholders; this signature filled "${first!.name}". Sign again with appearance.field to fill ${others.map((f) => `"${f.name}"`).join(', ')}.`);
+    if (others.length > 0) warnings.push(warning('SIGNATURE_FIELDS_UNFILLED', `The PDF has ${placeholders.length} unfilled signature placeholders; this signature filled "${first!.name}". Sign again with appearance.field to fill ${others.map((f) => `"${f.name}"`).join(', ')}.`, first!.name));
     return edits.fillSignatureField({ field: first!.name }, text);
   }
   if (placeholders.length > 0) {
-    warnings.push(`The PDF has unfilled signature placeholders (${placeholders.map((f) => `"${f.name}"`).join(', ')}) that many readers report as broken signatures; sign into one with appearance.field.`);
+    warnings.push(warning('SIGNATURE_FIELDS_UNFILLED', `The PDF has unfilled signature placeholders (${placeholders.map((f) => `"${f.name}"`).join(', ')}) that many readers report as broken signatures; sign into one with appearance.field.`));
   }
   return edits.addSignatureField(request.appearance as RectAppearance | undefined, text);
 }
@@ -117,7 +118,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
       'The PDF already carries a signature: a certification signature (certify) must be the first one in a document. Sign it without certify, or certify the unsigned original.');
   }
   const now = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000);
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const alreadySigned = structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined;
   const title = structure.title?.trim() || request.documentName || 'Untitled document';
   // The input is hashed once: the audit record takes its digest, the signature continues the same
@@ -132,10 +133,10 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const pdfALabel = pdfA && `PDF/A-${pdfA.part}${pdfA.conformance.toLowerCase()}`;
   if (request.certificate?.enabled !== false) {
     if (alreadySigned) {
-      warnings.push('The PDF already carries signatures: no audit page was added, because a page added after signing is reported as a forbidden change by strict validators.');
+      warnings.push(warning('AUDIT_PAGE_OMITTED', 'The PDF already carries signatures: no audit page was added, because a page added after signing is reported as a forbidden change by strict validators.'));
     } else if (pdfA && (pdfA.conformance === 'A' || pdfA.conformance === 'U' || pdfA.part === 4)) {
       // Our audit page is untagged (and carries no Unicode mapping guarantees for -u): it would break the claim.
-      warnings.push(`The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the signature dictionary.`);
+      warnings.push(warning('AUDIT_PAGE_OMITTED', `The PDF claims ${pdfALabel} conformance: no audit page was added, because an untagged page would break it. The audit record is in the signature dictionary.`));
     } else {
       edits.addAuditPages(audit);
       clock.lap('audit page layout');
@@ -144,10 +145,10 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   // The record always goes into the new signature's dictionary (covered by the signature); the
   // first signature also attaches it as audit-trail.json where the document allows attachments.
   if (alreadySigned) {
-    warnings.push(`The PDF already carries signatures: the audit record is in this signature's dictionary (/${AUDIT_TRAIL_KEY}, covered by the signature; verify reports it as auditTrail), not in a new attachment, which strict validators (pyHanko) count as a forbidden change for the earlier signatures, whose own validity this signing does not check.`);
+    warnings.push(warning('AUDIT_RECORD_PLACEMENT', `The PDF already carries signatures: the audit record is in this signature's dictionary (/${AUDIT_TRAIL_KEY}, covered by the signature; verify reports it as auditTrail), not in a new attachment, which strict validators (pyHanko) count as a forbidden change for the earlier signatures, whose own validity this signing does not check.`));
   } else if (pdfA && pdfA.part < 3) {
     // PDF/A-1 forbids embedded files; PDF/A-2 allows only embedded PDF/A files.
-    warnings.push(`The PDF claims ${pdfALabel} conformance, which does not allow a JSON attachment: ${AUDIT_FILE_NAME} was left out; the audit record is in the signature dictionary (/${AUDIT_TRAIL_KEY}).`);
+    warnings.push(warning('AUDIT_RECORD_PLACEMENT', `The PDF claims ${pdfALabel} conformance, which does not allow a JSON attachment: ${AUDIT_FILE_NAME} was left out; the audit record is in the signature dictionary (/${AUDIT_TRAIL_KEY}).`));
   } else {
     edits.attachJson(AUDIT_FILE_NAME, AUDIT_DESCRIPTION, Buffer.from(JSON.stringify(audit, null, 2)), now);
   }

@@ -1,3 +1,4 @@
+import type { Warning } from '../warnings.js';
 /** The engine's view of a sign request (the route maps JSON or multipart onto it). */
 export interface SignerInfo {
   email: string;
@@ -73,7 +74,7 @@ export interface SignOptions {
 
 export interface SignResult {
   document: Buffer;
-  warnings: string[];
+  warnings: Warning[];
   audit: AuditRecord;
 }
 

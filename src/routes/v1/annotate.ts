@@ -13,7 +13,7 @@ import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/ann
 import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
 import { annotateJsonExample } from './schemas/examples.js';
 import { StringEnum } from './schemas/string-enum.js';
-import { attachedParts, fetchRemoteImages, isTrue, sendWarnings, toBuffer } from './shared.js';
+import { attachedParts, fetchRemoteImages, isTrue, toBuffer } from './shared.js';
 
 /** What POST /v1/annotate fills (anything else: 415 naming it). */
 const TEMPLATE_FORMATS = ['docx'] as const;
@@ -67,10 +67,9 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
         input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);
-        sendWarnings(reply, result.warnings);
         const docx = toBuffer(result.docx);
         const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup', job: request.job }) : docx;
-        return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'));
+        return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'), result.warnings);
       },
     );
   };

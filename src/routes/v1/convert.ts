@@ -1,3 +1,4 @@
+import type { Warning } from '../../documents/warnings.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
@@ -11,7 +12,7 @@ import { problemResponses } from '../../http/problem.js';
 import type { Services } from '../../services.js';
 import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.js';
 import { StringEnum } from './schemas/string-enum.js';
-import { sendWarnings, toBuffer } from './shared.js';
+import { toBuffer } from './shared.js';
 
 /** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
 const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
@@ -93,6 +94,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         if (to === 'pdf') services.assertCanRenderPdf();
 
         let output: Buffer;
+        let warnings: Warning[] = [];
         if (!markupTask) {
           // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
           output = await services.renderPdf(file.data, { format: from, trackedChanges: query.trackedChanges ?? 'markup', pdf, stages: { receive: reply.elapsedTime }, job: request.job });
@@ -103,11 +105,11 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
             limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
             remoteImages: { allowHosts: services.config.remoteImageHosts, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses },
           }, request.job);
-          sendWarnings(reply, result.warnings);
+          warnings = result.warnings;
           const docx = toBuffer(result.docx);
           output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup', pdf, job: request.job });
         }
-        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? file.filename, to));
+        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? file.filename, to), warnings);
       },
     );
   };

@@ -1,19 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { AppError, ErrorCode } from '../../errors/app-error.js';
-import { warningsHeader } from '../../http/response-head.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import type { Services } from '../../services.js';
 
 /** Query flag values as they arrive from forms and Swagger UI. */
 export const BooleanString = Type.Union([Type.Boolean(), Type.Literal('true'), Type.Literal('false')]);
 export const isTrue = (v: boolean | string | undefined) => v === true || v === 'true';
-
-/** Engine warnings travel in one response header (bounded: see warningsHeader), so binary replies carry them too. */
-export function sendWarnings(reply: FastifyReply, warnings: string[]) {
-  const header = warningsHeader(warnings);
-  if (header) reply.header('x-docproc-warnings', header);
-}
 
 /** Fetches caller-given image URLs under the same SSRF rules as documents, when URLs are allowed. */
 export async function fetchRemoteImages(services: Services, urls: string[]): Promise<Record<string, Buffer>> {

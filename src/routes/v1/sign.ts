@@ -25,7 +25,7 @@ import {
   VerifyKeyResponseSchema,
 } from './schemas/sign.js';
 import { signJsonExample } from './schemas/examples.js';
-import { sendWarnings, toBuffer } from './shared.js';
+import { toBuffer } from './shared.js';
 
 /** What POST /v1/sign takes (anything else: 415 naming these). */
 const SIGNABLE_FORMATS = ['pdf', 'docx'] as const;
@@ -112,8 +112,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           }
         }
         const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task, request.job);
-        sendWarnings(reply, result.warnings);
-        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(input.filename, to, 'signed'));
+        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(input.filename, to, 'signed'), result.warnings);
       },
     );
 
@@ -156,8 +155,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     const { trustRoots } = await services.signing();
     const task: ExtendTaskInput = { document, level, ltv: ltvFor(trustRoots), tsa: tsaFor(level) };
     const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);
-    sendWarnings(reply, result.warnings);
-    return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()));
+    return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()), result.warnings);
   }
 
   async function readJson(body: JsonBody): Promise<SignInput> {

@@ -1,3 +1,4 @@
+import { reportWarnings } from '../../documents/warnings.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
@@ -9,7 +10,7 @@ import { loadDocumentSource, type DocumentSource } from '../../inputs/document-s
 import type { Services } from '../../services.js';
 import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
 import { verifyJsonExample } from './schemas/examples.js';
-import { VerifyJsonBodySchema, VerifyResponseSchema } from './schemas/verify.js';
+import { VerifyAnswerSchema, VerifyJsonBodySchema } from './schemas/verify.js';
 
 const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }) });
 
@@ -36,7 +37,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
               'multipart/form-data': { schema: VerifyMultipartSchema },
             },
           } as never,
-          response: { 200: VerifyResponseSchema, ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+          response: { 200: VerifyAnswerSchema, ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
         },
       },
       async (request) => {
@@ -45,9 +46,11 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
           : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
         const { trustRoots } = await services.signing();
         const maxBytes = services.config.limits.maxFileBytes;
-        if (detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: 400 }) === 'docx') return services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job);
         const { fetch, ...revocationFetch } = services.config.revocation;
-        return services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
+        const report = detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: 400 }) === 'docx'
+          ? await services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job)
+          : await services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
+        return { ...report, warnings: reportWarnings(report) };
       },
     );
   };

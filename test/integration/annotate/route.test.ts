@@ -137,12 +137,14 @@ function checkFilledDocx(docx: Buffer) {
 }
 
 describe('POST /v1/annotate (JSON, SuperDoc shape)', () => {
-  it('fills text, group, image, signature and table fields and answers {document:{base64, contentType}}', async () => {
+  it('fills text, group, image, signature and table fields and answers {document:{base64, contentType}, warnings}', async () => {
     const res = await postJson(superDocRequest());
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     const reply = res.json();
-    expect(Object.keys(reply)).toEqual(['document']);
+    // SuperDoc's shape plus docproc's `warnings` (issue 25: warnings in the body), empty here.
+    expect(Object.keys(reply)).toEqual(['document', 'warnings']);
+    expect(reply.warnings).toEqual([]);
     expect(reply.document.contentType).toBe(DOCX_TYPE);
     expect(res.headers['x-docproc-warnings']).toBeUndefined();
     checkFilledDocx(Buffer.from(reply.document.base64, 'base64'));

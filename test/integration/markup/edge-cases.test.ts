@@ -36,11 +36,11 @@ describe('markup edge cases', () => {
   });
 
   it('runs as worker tasks and carries typed errors across the thread boundary', async () => {
-    const out = await pool.run<unknown, { docx: Uint8Array; warnings: string[] }>('markdownToDocx', {
+    const out = await pool.run<unknown, { docx: Uint8Array; warnings: { message: string }[] }>('markdownToDocx', {
       source: new TextEncoder().encode('# Hi\n\n![x](movie.jpg)'), limits,
     });
     expect(Buffer.from(out.docx).subarray(0, 2).toString('latin1')).toBe('PK');
-    expect(out.warnings.join(' ')).toContain('movie.jpg');
+    expect(out.warnings.map((w) => w.message).join(' ')).toContain('movie.jpg');
     const html = await pool.run<unknown, { docx: Uint8Array }>('htmlToDocx', { source: new TextEncoder().encode('<p>x</p>'), limits });
     expect(html.docx.byteLength).toBeGreaterThan(1000);
     await expect(pool.run('htmlToDocx', { source: new TextEncoder().encode('<div>'.repeat(500)), limits }))

@@ -109,7 +109,7 @@ describe('signing into an empty field another tool made (@signpdf placeholder, c
 
   it('a new box (appearance with a rectangle) leaves the placeholder and says so', async () => {
     const { document: out, warnings } = await signPdfReport(PLACEHOLDER, request({ appearance: { page: 1, x: 40, y: 40, width: 200, height: 50 } }), pki.rsa);
-    expect(warnings.join(' ')).toMatch(/unfilled signature placeholders \("Signature1"\).*appearance\.field/);
+    expect(warnings.map((w) => w.message).join(' ')).toMatch(/unfilled signature placeholders \("Signature1"\).*appearance\.field/);
     expect(verifyPdf(out, { trustRoots: [pki.rootPem] }).unsignedFields).toEqual(['Signature1']);
   });
 });

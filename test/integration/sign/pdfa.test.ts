@@ -60,7 +60,7 @@ describe('signing PDF/A documents', () => {
     const result = await signPdfReport(input, request, pki.rsa);
     expectSoundSignedUpdate(input, result.document);
     expect(inspect(result.document)).toMatchObject({ pages: 2, attachments: [] });
-    expect(result.warnings.join(' ')).toMatch(new RegExp(`PDF/A-${part}b.*audit-trail.json was left out; the audit record is in the signature dictionary`));
+    expect(result.warnings.map((w) => w.message).join(' ')).toMatch(new RegExp(`PDF/A-${part}b.*audit-trail.json was left out; the audit record is in the signature dictionary`));
     expect(verifyPdf(result.document, { trustRoots: [pki.rootPem] }).signatures[0]!.auditTrail).toMatchObject({ signer: { name: 'Ada PDF/A' } });
     expect(pdfsig(pki, result.document)[0]).toMatchObject({ valid: true, total: true });
   });
@@ -69,7 +69,7 @@ describe('signing PDF/A documents', () => {
     const result = await signPdfReport(await pdfAClaiming(2, 'A', false), request, pki.rsa);
     expect(inspect(result.document)).toMatchObject({ pages: 1, attachments: [] });
     expect(verifyPdf(result.document, { trustRoots: [pki.rootPem] }).signatures[0]!.auditTrail).toMatchObject({ signer: { email: 'ada@example.com' } });
-    expect(result.warnings.join(' ')).toMatch(/no audit page was added, because an untagged page would break it/);
+    expect(result.warnings.map((w) => w.message).join(' ')).toMatch(/no audit page was added, because an untagged page would break it/);
   });
 
   it('PDF/A-3b: the audit file is an associated file (/AF, /AFRelationship), and the page is added', async () => {
@@ -82,7 +82,7 @@ describe('signing PDF/A documents', () => {
     const once = (await signPdfReport(await pdfAClaiming(3, 'B'), request, pki.rsa)).document;
     const twice = await signPdfReport(once, request, pki.rsa);
     expect(inspect(twice.document).attachments).toEqual(['audit-trail.json']);
-    expect(twice.warnings.join(' ')).toMatch(/the audit record is in this signature's dictionary/);
+    expect(twice.warnings.map((w) => w.message).join(' ')).toMatch(/the audit record is in this signature's dictionary/);
     expect(verifyPdf(twice.document, { trustRoots: [pki.rootPem] }).signatures.map((s) => s.auditTrail !== null)).toEqual([true, true]);
     expect(pdfsig(pki, twice.document).map((s) => s.valid)).toEqual([true, true]);
   });

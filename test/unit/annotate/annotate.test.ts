@@ -81,14 +81,14 @@ describe('annotate: docxtemplater tags', () => {
       fields: [{ id: 'nope', type: 'text', value: 'x' }],
       options: { ignoreUnknownFields: true },
     });
-    expect(warnings.join(' ')).toContain('"nope"');
+    expect(warnings.map((w) => w.message).join(' ')).toContain('"nope"');
   });
 
   it('leaves tags without value empty, or fails with MISSING_VALUES in strict mode', () => {
     const template = buildDocx({ body: para('Hello {who}{missing}!') });
     const { docx, warnings } = annotateDocx({ template, fields: [{ id: 'who', type: 'text', value: 'Zoe' }] });
     expect(plainText(readPart(docx, 'word/document.xml'))).toContain('Hello Zoe!');
-    expect(warnings.join(' ')).toContain('{missing}');
+    expect(warnings.map((w) => w.message).join(' ')).toContain('{missing}');
     const error = rejection(() => annotateDocx({ template, fields: [{ id: 'who', type: 'text', value: 'Zoe' }], options: { strict: true } }));
     expect(error.status).toBe(422);
     expect(error.code).toBe('MISSING_VALUES');

@@ -96,7 +96,7 @@ describe('tag names as docxtemplater reads them', () => {
   it('warns (not silently) when a name has no value, and strict makes it MISSING_VALUES', () => {
     const template = buildDocx({ body: para('{first-name}') });
     const { warnings } = annotateDocx({ template, fields: [], data: { 'last-name': 'x' } });
-    expect(warnings).toEqual(['Tag {first-name} had no value and was left empty.']);
+    expect(warnings).toEqual([{ code: 'TAG_EMPTY', message: 'Tag {first-name} had no value and was left empty.', field: 'first-name' }]);
     expect(rejection(() => annotateDocx({ template, fields: [], data: {}, options: { strict: true } }))).toMatchObject({ code: 'MISSING_VALUES' });
   });
 
@@ -169,8 +169,8 @@ describe('filters', () => {
     const { docx, warnings } = fill('{due | date:"YYYY"} {amount | number:2}', { due: 'soon', amount: 'lots' });
     expect(bodyText(docx)).toContain('soon lots');
     expect(warnings).toEqual([
-      'Tag {due | date:"YYYY"}: "soon" is not a date (YYYY-MM-DD, an ISO 8601 date-time or epoch milliseconds); it was left as given.',
-      'Tag {amount | number:2}: "lots" is not a number; it was left as given.',
+      { code: 'VALUE_FORMAT', field: 'due | date:"YYYY"', message: 'Tag {due | date:"YYYY"}: "soon" is not a date (YYYY-MM-DD, an ISO 8601 date-time or epoch milliseconds); it was left as given.' },
+      { code: 'VALUE_FORMAT', field: 'amount | number:2', message: 'Tag {amount | number:2}: "lots" is not a number; it was left as given.' },
     ]);
   });
 
@@ -212,7 +212,7 @@ describe('foreign template languages', () => {
 
   it('a template without any tag or control is a warning, and a 422 with strict', () => {
     const template = buildDocx({ body: para('Just text.') });
-    expect(annotateDocx({ template, fields: [] }).warnings).toEqual([expect.stringMatching(/no tags .* nothing to fill/)]);
+    expect(annotateDocx({ template, fields: [] }).warnings).toEqual([expect.objectContaining({ code: 'TEMPLATE_HAS_NO_TAGS', message: expect.stringMatching(/no tags .* nothing to fill/) })]);
     expect(rejection(() => annotateDocx({ template, fields: [], options: { strict: true } }))).toMatchObject({ status: 422, code: 'TEMPLATE_INVALID' });
   });
 });

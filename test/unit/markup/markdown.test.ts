@@ -113,8 +113,8 @@ describe('markdownToDocx', () => {
     expect(xml).toContain('Remote logo');
     expect(xml).toContain('A movie');
     expect(xml).not.toContain('<w:drawing>');
-    expect(warnings.some((w) => w.includes('not fetched'))).toBe(true);
-    expect(warnings.some((w) => w.includes('movie.jpg'))).toBe(true);
+    expect(warnings.some((w) => w.message.includes('not fetched'))).toBe(true);
+    expect(warnings.some((w) => w.message.includes('movie.jpg'))).toBe(true);
   });
 
   it('puts YAML front matter into the core properties and a Title paragraph', async () => {
@@ -167,7 +167,7 @@ describe('markdownToDocx', () => {
   it('replaces invalid UTF-8 with U+FFFD and warns', async () => {
     const { docx, warnings } = await markdownToDocx(Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), { limits });
     expect(part(docx, 'word/document.xml')).toContain('caf\uFFFD');
-    expect(warnings.join(' ')).toMatch(/not valid UTF-8/);
+    expect(warnings.map((w) => w.message).join(' ')).toMatch(/not valid UTF-8/);
   });
 
   it('refuses input over the size limit with 413', async () => {

@@ -82,7 +82,7 @@ describe('signDocx package layout', () => {
     expect(stored).toEqual(JSON.parse(JSON.stringify(audit)));
     expect(stored).toMatchObject({ signer: { name: 'Jane Q. Signer', ip: '203.0.113.7' }, eventId: 'evt-1', requestId: 'req-1', signedAt: '2025-03-01T09:02:03.000Z' });
     expect(stored.document.sha256).toBe(createHash('sha256').update(input).digest('hex'));
-    expect(warnings.join(' ')).toContain('no audit page');
+    expect(warnings.map((w) => w.message).join(' ')).toContain('no audit page');
   });
 
   it('signs every part except content types, core/app properties and signatures, with digests of the stored bytes', async () => {
@@ -143,7 +143,7 @@ describe('signDocx package layout', () => {
     expect(text(b, 'docproc/audit-trail-2.json')).toContain('"schemaVersion": 1');
     expect(text(b, '_xmlsignatures/_rels/origin.sigs.rels')).toContain('Target="sig2.xml"');
     expect((text(b, '_rels/.rels')!.match(/digital-signature\/origin/g) ?? []).length).toBe(1);
-    expect(warnings.join(' ')).toContain('already carries 1 signature');
+    expect(warnings.map((w) => w.message).join(' ')).toContain('already carries 1 signature');
   });
 
   it('refuses what it cannot sign', async () => {

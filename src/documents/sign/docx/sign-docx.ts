@@ -1,3 +1,4 @@
+import { warning, type Warning } from '../../warnings.js';
 import { createHash } from 'node:crypto';
 import { CONTENT_TYPE, CONTENT_TYPES_PART, NS, PACKAGE_SOURCE, REL, UNSIGNED_BY_SIGNERS } from '../../ooxml/constants.js';
 import { OpcPackage, freeRelationshipId } from '../../ooxml/package.js';
@@ -92,19 +93,19 @@ export async function signDocx(input: Buffer, request: SignRequest, identity: Si
   assertSignableRequest(request);
   const pkg = OpcPackage.open(input);
   const now = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000);
-  const warnings: string[] = [];
+  const warnings: Warning[] = [];
   const title = documentTitle(pkg) ?? request.documentName ?? 'Untitled document';
   const audit = buildAuditRecord(request, input, identity, now, title, options);
   const layout = signatureLayout(pkg);
 
   if (request.certificate?.enabled !== false) {
-    warnings.push('DOCX signatures carry the audit trail as the signed package part docproc/audit-trail*.json; no audit page is added to a DOCX (sign with to=pdf for one).');
+    warnings.push(warning('AUDIT_RECORD_PLACEMENT', 'DOCX signatures carry the audit trail as the signed package part docproc/audit-trail*.json; no audit page is added to a DOCX (sign with to=pdf for one).'));
   }
   if (layout.existing.length > 0) {
-    warnings.push(`The DOCX already carries ${layout.existing.length} signature(s); they were kept and a new one was added. Earlier signatures do not cover this signer's audit part.`);
+    warnings.push(warning('EARLIER_SIGNATURES_KEPT', `The DOCX already carries ${layout.existing.length} signature(s); they were kept and a new one was added. Earlier signatures do not cover this signer's audit part.`));
   }
   if (options.tsa) {
-    warnings.push('DOCX signatures are not time-stamped (XAdES-T is only applied to PDF signatures); the signing time is the service clock.');
+    warnings.push(warning('NOT_TIMESTAMPED', 'DOCX signatures are not time-stamped (XAdES-T is only applied to PDF signatures); the signing time is the service clock.'));
   }
 
   const auditPart = freeName(pkg, (n) => (n === 1 ? '/docproc/audit-trail.json' : `/docproc/audit-trail-${n}.json`));

@@ -1,3 +1,4 @@
+import { WarningsSchema } from '../../../http/document-reply.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { DocumentContentType } from './document.js';
 
@@ -230,6 +231,11 @@ export const VerifyDocxResponseSchema = Type.Object({
 
 /** A PDF report (document.format "pdf", unchanged shape) or a DOCX report (document.format "docx"). */
 export const VerifyResponseSchema = Type.Union([VerifyPdfResponseSchema, VerifyDocxResponseSchema]);
+
+/** What POST /v1/verify answers: the engine's report plus `warnings`, the report's notes (document, signatures, time-stamps) in one list. */
+const withWarnings = <T extends typeof VerifyPdfResponseSchema | typeof VerifyDocxResponseSchema>(report: T) =>
+  Type.Composite([report, Type.Object({ warnings: WarningsSchema })]);
+export const VerifyAnswerSchema = Type.Union([withWarnings(VerifyPdfResponseSchema), withWarnings(VerifyDocxResponseSchema)]);
 
 export type VerifyJsonBody = Static<typeof VerifyJsonBodySchema>;
 export type VerifyResponse = Static<typeof VerifyResponseSchema>;
