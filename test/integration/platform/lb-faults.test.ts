@@ -11,6 +11,8 @@ import { freePort, startRedisServer } from '../../support/global-setup.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
 import { multipartBody } from '../../support/annotate/multipart.js';
 import { SmtpPeer } from '../../support/smtp-peer.js';
+import { largeImagesDocx } from '../../support/office/large-images.js';
+import PizZip from 'pizzip';
 import { startNginx, type AccessEntry, type Nginx } from './nginx.js';
 
 /**
@@ -171,4 +173,52 @@ describe('the shipped nginx config in front of two replicas', () => {
       expect(status).toBe(200);
     }
   }, 120_000);
+
+  it('the worst request of each kind leaves another caller’s p99 within its normal range', async () => {
+    const other = generateApiKey();
+    const store = new RedisStore(redis.url);
+    await store.connected();
+    await store.putApiKey(hashApiKey(other, PEPPER), { email: 'lb-faults-other@example.com', createdAt: new Date().toISOString() });
+    await store.close();
+    // The other caller: its key checked (Redis) and health, one after the other, through nginx.
+    const probe = async (): Promise<number> => {
+      const started = performance.now();
+      const [a, b] = await Promise.all([fetch(`${nginx.base}/v1/verify/key`, { headers: { authorization: `Bearer ${other}` } }), fetch(`${nginx.base}/v1/health`)]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      return performance.now() - started;
+    };
+    const p99 = (samples: number[]) => [...samples].sort((x, y) => x - y)[Math.min(samples.length - 1, Math.floor(samples.length * 0.99))]!;
+    const normal: number[] = [];
+    for (let i = 0; i < 80; i++) normal.push(await probe());
+    // The worst of each kind, from the first key: LibreOffice past its memory, 38 MB bodies, zip bombs, a head full of warnings.
+    const heavy = multipartBody([{ name: 'file', value: await largeImagesDocx(4, 10_000), filename: 'images.docx' }]);
+    const bombZip = new PizZip();
+    bombZip.file('[Content_Types].xml', '<Types/>');
+    bombZip.file('word/document.xml', Buffer.alloc(199 * 1024 * 1024, 0x20));
+    const bomb = multipartBody([{ name: 'file', value: bombZip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer, filename: 'bomb.docx' }]);
+    const body = Buffer.from(JSON.stringify({ document: { base64: buildDocx({ body: para('{name}') }).toString('base64') }, fields: [], data: { name: 'x', pad: 'A'.repeat(38_000_000) } }));
+    const warnings = multipartBody([{ name: 'file', value: buildDocx({ body: Array.from({ length: 60 }, (_, i) => para(`{${String(i).padStart(2, '0')}${'x'.repeat(5000)}}`)).join('') }), filename: 'w.docx' }, { name: 'fields', value: '[]' }]);
+    const post = (route: string, payload: Buffer, headers: Record<string, string>) => fetch(`${nginx.base}${route}`, { method: 'POST', headers: { ...bearer(), ...headers }, body: payload }).then(async (r) => (await r.arrayBuffer(), r.status));
+    const before = nginx.accessLog().length;
+    const worst = Promise.all([
+      post('/v1/convert?to=pdf', heavy.payload, heavy.headers),
+      post('/v1/convert?to=pdf', heavy.payload, heavy.headers),
+      ...Array.from({ length: 4 }, () => post('/v1/annotate', body, { 'content-type': 'application/json' })),
+      ...Array.from({ length: 6 }, () => post('/v1/convert?to=pdf', bomb.payload, bomb.headers)),
+      post('/v1/annotate', warnings.payload, warnings.headers),
+    ]);
+    let settled = false;
+    void worst.finally(() => (settled = true));
+    const during: number[] = [];
+    while (!settled || during.length < 20) during.push(await probe());
+    const statuses = await worst;
+    console.info(`other caller p99: normal ${p99(normal).toFixed(0)} ms, during the worst requests ${p99(during).toFixed(0)} ms (${during.length} probes); worst answered ${statuses.join(' ')}`);
+    expect(statuses.slice(0, 2)).toEqual([422, 422]);
+    for (const status of statuses.slice(2)) expect([200, 422, 429, 503]).toContain(status);
+    // Each worst request reached one replica once; none ejected a replica or was carried to the other.
+    expect(entriesSince(before).filter((e) => e.method === 'POST').every((e) => e.upstreams.length === 1)).toBe(true);
+    expect(p99(during)).toBeLessThan(Math.max(1000, 5 * p99(normal)));
+    await expectBothServing();
+    expect(nginx.errorLog()).not.toMatch(/no live upstreams/);
+  }, 150_000);
 });
