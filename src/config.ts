@@ -78,6 +78,12 @@ export interface Config {
    * when SIGNING_P12 is unset (a demo deployment; logged at every start).
    */
   signing: { p12?: string; p12Password: string; tsaUrl?: string; trustRootsFile?: string; allowDevelopment: boolean };
+  /**
+   * More trust anchors: TRUST_SYSTEM (Debian's ca-certificates bundle), TRUST_LISTS (EU trusted-list
+   * XML files, comma-separated: the LOTL and national lists) with TRUST_LIST_SIGNERS (a PEM file of
+   * the certificates allowed to sign them).
+   */
+  trust: { system: boolean; lists: string[]; listSignersFile?: string };
   /** REVOCATION_FETCH: verify asks OCSP responders / CRL distribution points the PDF carries no evidence for. */
   revocation: RevocationFetchConfig;
   shutdownGraceMs: number;
@@ -211,6 +217,12 @@ export function loadConfig(env: Env = process.env): Config {
     trustRootsFile: env.TRUST_ROOTS?.trim() || undefined,
     allowDevelopment: readBool(env, 'ALLOW_DEVELOPMENT_SIGNING', false),
   };
+  const trust = {
+    system: readBool(env, 'TRUST_SYSTEM', false),
+    lists: (env.TRUST_LISTS ?? '').split(',').map((f) => f.trim()).filter(Boolean),
+    listSignersFile: env.TRUST_LIST_SIGNERS?.trim() || undefined,
+  };
+  if (trust.lists.length && !trust.listSignersFile) throw new ConfigError('TRUST_LISTS', 'needs TRUST_LIST_SIGNERS: the PEM certificates allowed to sign the lists');
   const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']);
   if (production) assertProductionReady(env, signing);
@@ -276,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: readSecret(env, 'METRICS_TOKEN'),
     remoteImageHosts: readHostList(env, 'REMOTE_IMAGE_HOSTS'),
     signing,
+    trust,
     revocation: {
       fetch: readBool(env, 'REVOCATION_FETCH', false),
       timeoutMs: readInt(env, 'REVOCATION_TIMEOUT_MS', 5_000, 100),

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
 import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
 import { WorkerPool } from './compute/worker-pool.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { AppError, ErrorCode } from './errors/app-error.js';
 import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
@@ -15,7 +15,8 @@ import { convertOfficeToPdf, type DocxPreparer, type PdfExportOptions, type Prep
 import type { DocumentFormat } from './inputs/formats.js';
 import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
 import type { JobContext } from './compute/fair-queue.js';
-import { identityRoot, readPemBundle } from './documents/pki/trust.js';
+import { ANCHOR_SOURCES, identityRoot, portableAnchors, readPemBundle, SYSTEM_BUNDLE, type PortableAnchor } from './documents/pki/trust.js';
+import { loadTrustedListAnchors } from './documents/pki/trusted-lists.js';
 import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';
@@ -65,6 +66,8 @@ export interface SigningSetup {
   identity: SigningIdentity;
   portable: PortableIdentity;
   trustRoots: string[];
+  /** Every operator anchor with its source: TRUST_ROOTS, the signing root, TRUST_SYSTEM, TRUST_LISTS. */
+  anchors: PortableAnchor[];
 }
 
 export interface ServiceOverrides {
@@ -79,6 +82,21 @@ async function checkStore(store: Store): Promise<DependencyCheck> {
     return { status: 'up', shared: true, stats: { kind: store.kind, latencyMs: Date.now() - started } };
   } catch {
     return { status: 'down', shared: true, detail: 'the key store does not answer', stats: { kind: store.kind } };
+  }
+}
+
+/** TRUST_SYSTEM and TRUST_LISTS, read once at start-up: a bundle or list that cannot be used stops it, naming the setting. */
+function loadExtraAnchors(config: Config, log: FastifyBaseLogger): PortableAnchor[] {
+  let system: PortableAnchor[] = [];
+  try {
+    system = config.trust.system ? portableAnchors(readPemBundle(SYSTEM_BUNDLE, 'TRUST_SYSTEM'), ANCHOR_SOURCES.system) : [];
+  } catch (err) {
+    throw new ConfigError('TRUST_SYSTEM', `cannot be used: ${(err as Error).message}`);
+  }
+  try {
+    return [...system, ...loadTrustedListAnchors(config.trust, log)];
+  } catch (err) {
+    throw new ConfigError('TRUST_LISTS', `cannot be used: ${(err as Error).message}`);
   }
 }
 
@@ -101,6 +119,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       })
     : undefined;
   if (office) metrics.observeOffice(office);
+  const extraAnchors = loadExtraAnchors(config, log);
   let signingSetup: Promise<SigningSetup> | undefined;
   const loadSigning = async (): Promise<SigningSetup> => {
     const identity = await loadSigningIdentity({ signingP12: config.signing.p12, signingP12Password: config.signing.p12Password, dataDir: config.dataDir });
@@ -110,7 +129,12 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       log.warn(`SIGNING_P12 not set: signing with a development CA kept in ${config.dataDir}; signatures are for development only`);
     }
     const configured = config.signing.trustRootsFile ? readPemBundle(config.signing.trustRootsFile) : [];
-    return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)] };
+    const anchors = [
+      ...portableAnchors(configured, ANCHOR_SOURCES.operator),
+      ...portableAnchors([identityRoot(identity)], identity.isDevelopment ? ANCHOR_SOURCES.development : ANCHOR_SOURCES.service),
+      ...extraAnchors,
+    ];
+    return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)], anchors };
   };
   const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode, format }, job);
   const assertCanRenderPdf = () => {

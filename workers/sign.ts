@@ -7,6 +7,7 @@ import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
 import { addDocumentTimestamp, addValidationData, type SignatureLevel } from '../src/documents/sign/ltv.js';
 import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/pki/revocation/fetcher.js';
 import { ErrorCode, unprocessable } from '../src/errors/app-error.js';
+import type { PortableAnchor } from '../src/documents/pki/trust.js';
 
 /** Structured-clonable input of the `signPdfTask` and `signDocxTask` worker tasks. */
 export interface SignTaskInput {
@@ -22,14 +23,14 @@ export interface SignTaskInput {
   /** PAdES level to reach: B-LT adds validation data, B-LTA also a document time-stamp (PDF only). */
   level?: SignatureLevel;
   /** Validation data (B-LT, B-LTA): trust anchors to build chains, and how to reach responders (unset: REVOCATION_FETCH is off). */
-  ltv?: { trustRoots: string[]; fetch?: RevocationFetchPolicy };
+  ltv?: { trustRoots: string[]; anchors?: PortableAnchor[]; fetch?: RevocationFetchPolicy };
 }
 
 /** Input of `extendPdfTask`: raise an already signed PDF to B-LT or B-LTA without signing it again. */
 export interface ExtendTaskInput {
   document: Uint8Array;
   level: 'B-LT' | 'B-LTA';
-  ltv: { trustRoots: string[]; fetch?: RevocationFetchPolicy };
+  ltv: { trustRoots: string[]; anchors?: PortableAnchor[]; fetch?: RevocationFetchPolicy };
   tsa?: { url: string; timeoutMs?: number; allowPrivateAddresses?: boolean };
 }
 
@@ -54,7 +55,7 @@ const asBytes = (buffer: Buffer) => new Uint8Array(buffer.buffer, buffer.byteOff
 async function raiseLevel(document: Buffer, level: 'B-LT' | 'B-LTA', input: Pick<ExtendTaskInput, 'ltv' | 'tsa'>, warnings: Warning[]): Promise<Buffer> {
   // One fetcher per operation: it carries the operation's outbound budget and deadline.
   const fetcher = input.ltv.fetch ? revocationFetcher(input.ltv.fetch) : undefined;
-  const lt = await addValidationData(document, { trustRoots: input.ltv.trustRoots, fetchRevocation: fetcher });
+  const lt = await addValidationData(document, { trustRoots: input.ltv.trustRoots, anchors: input.ltv.anchors, fetchRevocation: fetcher });
   const budgetNote = fetcher?.budgetNote();
   warnings.push(...(budgetNote ? [warning('VALIDATION_DATA_INCOMPLETE', budgetNote)] : []), ...lt.warnings);
   if (level === 'B-LT') return lt.document;

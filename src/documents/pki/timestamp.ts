@@ -3,7 +3,7 @@ import * as pkijs from 'pkijs';
 import { hashBytes, hashFromOid } from './algorithms.js';
 import { summarizeCert, validAt } from './certificates.js';
 import { buildChain, type ChainResult } from './chain.js';
-import type { TrustStore } from './trust.js';
+import { anchorReport, type TrustStore } from './trust.js';
 import { checkSignedData, type CmsCheck } from './cms/signed-data.js';
 import { decodeBer } from './asn1.js';
 
@@ -17,6 +17,8 @@ export interface TimestampReport {
   /** The token's own CMS signature verifies and its content is intact. */
   valid: boolean;
   trusted: boolean;
+  /** The anchor the TSA's chain ends at and where its trust comes from; null when not trusted. */
+  trustAnchor?: import('./trust.js').TrustAnchorReport | null;
   /** Revocation of the time-stamp unit's chain (signature time-stamps; a document time-stamp reports it as its own signature). */
   revocation?: import('./revocation/check.js').CertRevocation[];
   errors: string[];
@@ -80,6 +82,7 @@ export function readTimestampToken(token: Uint8Array, stamped: Uint8Array, trust
     }
     read.chain = buildChain(cms.signerCert, cms.certificates, trust, { purpose: 'timeStamping', at: info.genTime });
     report.trusted = read.chain.trusted;
+    report.trustAnchor = anchorReport(read.chain.anchor);
     if (!read.chain.trusted) report.errors.push(`the time-stamp authority is not trusted: ${read.chain.problem}`);
   }
   return read;

@@ -5,18 +5,38 @@ import { parseCert, type Cert } from './certificates.js';
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-/** Certificates of a PEM bundle file (TRUST_ROOTS); a bad file stops start-up with its path named. */
-export function readPemBundle(file: string): string[] {
+/** Certificates of a PEM bundle file (TRUST_ROOTS, …); a bad file stops start-up with its setting and path named. */
+export function readPemBundle(file: string, setting = 'TRUST_ROOTS'): string[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new Error(`TRUST_ROOTS could not be read (${file}): ${(err as Error).message}`);
+    throw new Error(`${setting} could not be read (${file}): ${(err as Error).message}`);
   }
   const certs = text.match(PEM_BLOCK) ?? [];
   for (const pem of certs) new X509Certificate(pem);
-  if (certs.length === 0) throw new Error(`TRUST_ROOTS (${file}) holds no PEM certificate`);
+  if (certs.length === 0) throw new Error(`${setting} (${file}) holds no PEM certificate`);
   return certs;
+}
+
+/** Debian's ca-certificates bundle (TRUST_SYSTEM=true). */
+export const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/** Request trust roots: at most this many certificates. */
+export const MAX_REQUEST_TRUST_ROOTS = 20;
+
+/**
+ * A request's `trustRoots` (one or more PEM certificates) as anchors for that request only; a text
+ * without a readable certificate, or with more than MAX_REQUEST_TRUST_ROOTS, is the caller's mistake.
+ */
+export function requestAnchors(text: string): PortableAnchor[] | string {
+  const blocks = text.match(PEM_BLOCK) ?? [];
+  if (blocks.length === 0) return 'holds no PEM certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)';
+  if (blocks.length > MAX_REQUEST_TRUST_ROOTS) return `holds ${blocks.length} certificates; at most ${MAX_REQUEST_TRUST_ROOTS} are accepted`;
+  for (const [i, block] of blocks.entries()) {
+    if (!parseCert(Buffer.from(block.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, ''), 'base64'))) return `certificate ${i + 1} cannot be read`;
+  }
+  return portableAnchors(blocks, ANCHOR_SOURCES.request);
 }
 
 /** The root the service's own signatures chain to: the last certificate of its chain (or the leaf). */
@@ -24,6 +44,44 @@ export function identityRoot(identity: SigningIdentity): string {
   const last = identity.chain.at(-1) ?? identity.certificate;
   return last.toString();
 }
+
+/** Where anchors come from, as reports name them. */
+export const ANCHOR_SOURCES = {
+  operator: 'TRUST_ROOTS',
+  service: "the service's signing root",
+  development: "docproc's development CA (NOT FOR PRODUCTION)",
+  request: "the request's trustRoots",
+  system: 'system store (ca-certificates)',
+} as const;
+
+/** An anchor as it crosses to a worker thread (structured-clonable). */
+export interface PortableAnchor {
+  pem: string;
+  source: string;
+  /** ISO times: trusted-list services are trusted for a period. */
+  from?: string;
+  until?: string;
+}
+
+/** The certificates of PEM texts as portable anchors of one source. */
+export function portableAnchors(pems: string[], source: string): PortableAnchor[] {
+  return pems.flatMap((pem) => (pem.match(PEM_BLOCK) ?? []).map((block) => ({ pem: block, source })));
+}
+
+/** How a report names the anchor a chain ends at. */
+export interface TrustAnchorReport {
+  subject: string;
+  source: string;
+}
+
+export const anchorReport = (anchor: TrustAnchor | undefined): TrustAnchorReport | null =>
+  anchor ? { subject: anchor.cert.x509.subject.split('\n').join(', '), source: anchor.source } : null;
+
+/** The warning a chain ending at the development CA carries, or undefined. */
+export const developmentAnchorWarning = (anchor: TrustAnchor | undefined): string | undefined =>
+  anchor?.source === ANCHOR_SOURCES.development
+    ? "signed under docproc's development CA (NOT FOR PRODUCTION): it is trusted here only because this service signs with it when SIGNING_P12 is unset; no one else trusts it"
+    : undefined;
 
 /** A certificate trusted as the end of chains, with where that trust comes from. */
 export interface TrustAnchor {
@@ -72,6 +130,27 @@ export class TrustStore {
     let store = TrustStore.cache.get(key);
     if (!store) {
       store = new TrustStore(anchorsFromPem(pems, source));
+      if (TrustStore.cache.size > 16) TrustStore.cache.clear();
+      TrustStore.cache.set(key, store);
+    }
+    return store;
+  }
+
+  /**
+   * The store a verification uses: sourced anchors first (a certificate listed twice keeps its first
+   * source), then plain PEM roots; cached per set, so repeated verifications parse nothing again.
+   */
+  static forVerification(trustRoots: string[], anchors: PortableAnchor[] = []): TrustStore {
+    if (anchors.length === 0) return TrustStore.from(trustRoots);
+    const key = `${anchors.map((a) => `${a.source}|${a.from ?? ''}|${a.until ?? ''}|${a.pem}`).join('\n')}\n--\n${trustRoots.join('\n')}`;
+    let store = TrustStore.cache.get(key);
+    if (!store) {
+      const sourced = anchors.flatMap((a) => anchorsFromPem([a.pem], a.source).map((anchor) => ({
+        ...anchor,
+        ...(a.from ? { from: new Date(a.from) } : {}),
+        ...(a.until ? { until: new Date(a.until) } : {}),
+      })));
+      store = new TrustStore([...sourced, ...anchorsFromPem(trustRoots, 'trust roots')]);
       if (TrustStore.cache.size > 16) TrustStore.cache.clear();
       TrustStore.cache.set(key, store);
     }

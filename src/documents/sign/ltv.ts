@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
 import { oneLine, type Cert } from '../pki/certificates.js';
 import { revocationPointers } from '../pki/revocation/evidence.js';
+import type { PortableAnchor } from '../pki/trust.js';
 import { fetchEvidence, type RevocationFetcher } from '../pki/revocation/check.js';
 import { signatureMaterial } from '../verify/verify-pdf.js';
 import { PdfDict, PdfRef, pdfDict, pdfName, pdfStream, withEntries, type PdfValue } from '../pdf/objects.js';
@@ -22,6 +23,8 @@ export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
 export interface LtvOptions {
   trustRoots: string[];
+  /** Sourced anchors (trusted lists, the system store …), as verify uses them. */
+  anchors?: PortableAnchor[];
   /**
    * Fetches OCSP responses and CRLs within one operation's budget (revocationFetcher); absent when
    * REVOCATION_FETCH is off: then only the revocation data the document carries is used, and a
@@ -47,7 +50,7 @@ const publishesRevocation = (cert: Cert) => {
 };
 
 async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: Warning[]): Promise<DssContent> {
-  const material = signatureMaterial(pdf, { trustRoots: options.trustRoots });
+  const material = signatureMaterial(pdf, { trustRoots: options.trustRoots, anchors: options.anchors });
   if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
   const now = options.now ?? new Date();
   const content: DssContent = { certs: new Map(), ocsps: new Map(), crls: new Map(), vri: new Map() };

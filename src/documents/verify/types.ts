@@ -1,3 +1,4 @@
+import type { PortableAnchor, TrustAnchorReport } from '../pki/trust.js';
 import type { CertSummary } from '../pki/certificates.js';
 import type { TimestampReport } from '../pki/timestamp.js';
 import type { CertRevocation } from '../pki/revocation/check.js';
@@ -36,7 +37,10 @@ export interface SignerSummary {
 export interface SignatureSigner extends CertSummary {
   /** Subjects of the chain as built (signer first, trust anchor last when trusted). */
   chain: string[];
+  /** The anchor the chain ends at and where its trust comes from; null when not trusted. */
+  trustAnchor: TrustAnchorReport | null;
 }
+
 
 export interface DocMdpReport {
   permission: 1 | 2 | 3;
@@ -113,6 +117,8 @@ export interface VerifyReport {
 export interface VerifyOptions {
   /** PEM certificates (each string may hold several): the TRUST_ROOTS bundle plus the service's signing root. */
   trustRoots: string[];
+  /** Anchors with their source (TRUST_ROOTS, the request's trustRoots, trusted lists, the system store …), before trustRoots. */
+  anchors?: PortableAnchor[];
   /** Validation time (defaults to now). */
   now?: Date;
   /** Largest input accepted, in bytes. */

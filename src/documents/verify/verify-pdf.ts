@@ -170,7 +170,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
     data,
     final,
     revisions,
-    trust: TrustStore.from(options.trustRoots),
+    trust: TrustStore.forVerification(options.trustRoots, options.anchors),
     now: options.now ?? new Date(),
     signedView: (end) => {
       if (!views.has(end)) {

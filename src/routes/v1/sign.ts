@@ -1,3 +1,4 @@
+import type { PortableAnchor } from '../../documents/pki/trust.js';
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { bodyBudget, NO_BODY } from '../../http/body-budget.js';
@@ -91,7 +92,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
 
         const level = request.query.level;
         if (level && to === 'docx') throw validationError('level applies to PDF signatures (to=pdf); a DOCX package signature has no PAdES level.', [{ field: 'level', issue: 'PDF only' }]);
-        const { portable, trustRoots } = await services.signing();
+        const setup = await services.signing();
+        const { portable } = setup;
         const task: SignTaskInput = {
           document: input.document,
           request: input.request,
@@ -99,7 +101,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           p12: input.p12,
           tsa: tsaFor(level),
           level,
-          ltv: level === 'B-LT' || level === 'B-LTA' ? ltvFor(trustRoots) : undefined,
+          ltv: level === 'B-LT' || level === 'B-LTA' ? ltvFor(setup) : undefined,
         };
         let name: string;
         if (to === 'docx') {
@@ -143,17 +145,16 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   }
 
   /** B-LT's trust anchors, and how to fetch revocation data (only with REVOCATION_FETCH on). */
-  function ltvFor(trustRoots: string[]) {
+  function ltvFor({ trustRoots, anchors }: { trustRoots: string[]; anchors: PortableAnchor[] }) {
     const { fetch: enabled, ...fetch } = services.config.revocation;
-    return { trustRoots, fetch: enabled ? fetch : undefined };
+    return { trustRoots, anchors, fetch: enabled ? fetch : undefined };
   }
 
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
     const body = request.body as JsonBody;
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
     detectFormat(document, ['pdf'], { unsupportedAs: 400 });
-    const { trustRoots } = await services.signing();
-    const task: ExtendTaskInput = { document, level, ltv: ltvFor(trustRoots), tsa: tsaFor(level) };
+    const task: ExtendTaskInput = { document, level, ltv: ltvFor(await services.signing()), tsa: tsaFor(level) };
     const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);
     return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()), result.warnings);
   }

@@ -10,12 +10,21 @@ import { loadDocumentSource, type DocumentSource } from '../../inputs/document-s
 import type { Services } from '../../services.js';
 import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
 import { verifyJsonExample } from './schemas/examples.js';
-import { VerifyAnswerSchema, VerifyJsonBodySchema } from './schemas/verify.js';
+import { TrustRootsSchema, VerifyAnswerSchema, VerifyJsonBodySchema } from './schemas/verify.js';
+import { requestAnchors, type PortableAnchor } from '../../documents/pki/trust.js';
+import { validationError } from '../../errors/app-error.js';
 
-const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }) });
+const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }), trustRoots: Type.Optional(TrustRootsSchema) });
 
 /** What POST /v1/verify takes (anything else: 415 naming these). */
 const VERIFIABLE_FORMATS = ['pdf', 'docx'] as const;
+
+/** The request's own roots (added to the operator's for this request only), or a 400 naming what is wrong. */
+function readTrustRoots(text: string): PortableAnchor[] {
+  const anchors = requestAnchors(text);
+  if (typeof anchors === 'string') throw validationError(`trustRoots ${anchors}; send one or more PEM certificates.`, [{ field: 'trustRoots', issue: anchors }]);
+  return anchors;
+}
 
 export default function verifyRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -28,7 +37,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
           tags: ['Verify'],
           summary: 'Check every signature of a PDF or DOCX: authentic, intact, unchanged since',
           description:
-            'For each signature field: integrity of the signed bytes, the CMS signature, the certificate chain against the trusted roots (TRUST_ROOTS plus the service’s own signing root), ' +
+            'For each signature field: integrity of the signed bytes, the CMS signature, the certificate chain against the trusted roots (TRUST_ROOTS, the service’s own signing root, TRUST_SYSTEM, TRUST_LISTS, and the request’s own `trustRoots`, each named as the anchor’s `source`), ' +
             'byte-range coverage, and what later revisions changed (object by object). `valid` is true only when there is at least one signature and every one is TOTAL_PASSED with no disallowed change after it. ' +
             'A DOCX (detected by its ZIP signature) is checked as an OOXML package signature (XML-DSig): the digest of every signed part, the SignatureValue over the canonical SignedInfo, the chain, and which parts no signature covers; its report has `document.format: "docx"`.',
           body: {
@@ -41,15 +50,18 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
         },
       },
       async (request) => {
+        const body = request.body as { trustRoots?: string } & Partial<Static<typeof VerifyJsonBodySchema>>;
+        const ownRoots = body.trustRoots === undefined ? [] : readTrustRoots(body.trustRoots);
         const data = request.isMultipart()
           ? uploadedFile(request, 'file').data
-          : await loadDocumentSource((request.body as Static<typeof VerifyJsonBodySchema>).document as DocumentSource, services.config.urlInputs);
-        const { trustRoots } = await services.signing();
+          : await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+        const { trustRoots, anchors: operatorAnchors } = await services.signing();
+        const anchors = [...operatorAnchors, ...ownRoots];
         const maxBytes = services.config.limits.maxFileBytes;
         const { fetch, ...revocationFetch } = services.config.revocation;
         const report = detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: 400 }) === 'docx'
-          ? await services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, maxBytes }, request.job)
-          : await services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
+          ? await services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, anchors, maxBytes }, request.job)
+          : await services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, anchors, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
         return { ...report, warnings: reportWarnings(report) };
       },
     );

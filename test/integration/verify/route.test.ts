@@ -123,9 +123,9 @@ describe('POST /v1/verify: the PDF corpus over HTTP', () => {
 
   it.each(Object.entries(EXPECTED))('%s as JSON base64 and as multipart: same verdicts as the engine', async (name, expected) => {
     const pdf = readFileSync(path.join(PDF_SIGNED, name));
-    const { trustRoots } = await services.signing();
+    const { trustRoots, anchors } = await services.signing();
     // The route answers the engine's report plus `warnings`, the report's notes in one list.
-    const engineReport = verifyPdf(pdf, { trustRoots });
+    const engineReport = verifyPdf(pdf, { trustRoots, anchors });
     const engine = JSON.parse(JSON.stringify({ ...engineReport, warnings: reportWarnings(engineReport) }));
 
     const json = await postJson({ document: { base64: pdf.toString('base64') } });
@@ -195,7 +195,7 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
   });
 
   it('a DOCX signed by the sign engine (signDocx) with the service identity is valid; one changed byte makes it invalid', async () => {
-    const { identity, trustRoots } = await services.signing();
+    const { identity, trustRoots, anchors } = await services.signing();
     const { document: signed } = await signDocx(
       corpus('docx-signed/eid-hello-world-unsigned.docx'),
       { signer: { name: 'Route Tester', email: 'route@example.com' }, auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }] },
@@ -207,8 +207,11 @@ describe('POST /v1/verify: documents signed by the service identity and by a tru
     expect(validateResponse(body), JSON.stringify(validateResponse.errors)).toBe(true);
     expect(body).toMatchObject({ valid: true, document: { format: 'docx', signatureCount: 1 } });
     expect(body.signatures[0]).toMatchObject({ xades: true, intact: true, cryptoValid: true, trusted: true, indication: 'TOTAL_PASSED' });
-    const engineReport = verifyDocx(signed, { trustRoots });
+    const engineReport = verifyDocx(signed, { trustRoots, anchors });
     expect(body).toEqual(JSON.parse(JSON.stringify({ ...engineReport, warnings: reportWarnings(engineReport) })));
+    // The service signs with its development CA here: the report names it and warns.
+    expect(body.signatures[0].signer.trustAnchor).toEqual({ subject: expect.any(String), source: "docproc's development CA (NOT FOR PRODUCTION)" });
+    expect(JSON.stringify(body.signatures[0].warnings)).toMatch(/development CA \(NOT FOR PRODUCTION\)/);
 
     const tampered = replacePart(signed, 'word/document.xml', (t) => t.replace('Hello', 'Jello'));
     const bad = (await postMultipart(tampered, 'contract.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')).json();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Document, Element } from '@xmldom/xmldom';
+import type { Document, Element, Node } from '@xmldom/xmldom';
 import type { HashName } from '../../pki/algorithms.js';
 import { DIGEST_METHODS, decodeBase64 } from './algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from '../../ooxml/c14n.js';
@@ -30,10 +30,17 @@ export interface ReferenceCheck {
 }
 
 export interface ReferenceContext {
-  pkg: OpcPackage;
+  /** The package whose parts references name (OPC); absent for a standalone XML document. */
+  pkg?: OpcPackage;
   /** Elements of the signature document by Id attribute. */
   ids: Map<string, Element[]>;
+  /** The signed document itself, for URI="" (an enveloped signature, e.g. an ETSI trusted list). */
+  doc?: Document;
+  /** The ds:Signature being checked, which the enveloped-signature transform removes. */
+  signature?: Element;
 }
+
+const ENVELOPED_SIGNATURE = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
 
 export function indexIds(doc: Document): Map<string, Element[]> {
   const ids = new Map<string, Element[]>();
@@ -47,7 +54,34 @@ export function indexIds(doc: Document): Map<string, Element[]> {
 }
 
 const transformName = (uri: string) =>
-  uri === RELATIONSHIP_TRANSFORM ? 'RelationshipTransform' : (C14N_ALGORITHMS[uri] ? describeC14n(uri) : uri);
+  uri === RELATIONSHIP_TRANSFORM ? 'RelationshipTransform' : uri === ENVELOPED_SIGNATURE ? 'enveloped-signature' : (C14N_ALGORITHMS[uri] ? describeC14n(uri) : uri);
+
+/** Child positions from `root` down to `target`, or undefined when `target` is not below `root`. */
+function pathFrom(root: Node, target: Node): number[] | undefined {
+  const path: number[] = [];
+  let node: Node = target;
+  while (node !== root) {
+    const parent = node.parentNode;
+    if (!parent) return undefined;
+    path.unshift(Array.prototype.indexOf.call(parent.childNodes, node));
+    node = parent;
+  }
+  return path;
+}
+
+/** The enveloped-signature transform (XML-DSig §6.6.4): the node-set without the Signature element, on a copy. */
+function withoutSignature(node: Document | Element, signature: Element): Document | Element {
+  const doc = node.nodeType === 9 ? (node as Document) : node.ownerDocument!;
+  const toNode = pathFrom(doc, node);
+  const toSignature = pathFrom(doc, signature);
+  if (!toNode || !toSignature) return node;
+  const copy = doc.cloneNode(true) as Document;
+  const at = (path: number[]) => path.reduce<Node>((n, i) => n.childNodes[i] as Node, copy);
+  const target = at(toNode) as Document | Element;
+  const removed = at(toSignature);
+  removed.parentNode?.removeChild(removed);
+  return target;
+}
 
 export function describeC14n(uri: string): string {
   const o = C14N_ALGORITHMS[uri];
@@ -81,8 +115,12 @@ function toOctets(data: Data): Uint8Array {
   return Buffer.from(canonicalize(data.node, { exclusive: false, withComments: false }), 'utf8');
 }
 
-function applyTransform(transform: Element, data: Data, check: ReferenceCheck): Data {
+function applyTransform(transform: Element, data: Data, check: ReferenceCheck, ctx: ReferenceContext): Data {
   const algorithm = transform.getAttribute('Algorithm') ?? '';
+  if (algorithm === ENVELOPED_SIGNATURE && ctx.signature) {
+    const { node, comments } = toNodes(data);
+    return { kind: 'nodes', node: withoutSignature(node, ctx.signature), comments };
+  }
   const c14n = C14N_ALGORITHMS[algorithm];
   if (c14n) {
     const { node, comments } = toNodes(data);
@@ -102,6 +140,8 @@ function applyTransform(transform: Element, data: Data, check: ReferenceCheck): 
 }
 
 function dereference(uri: string, ctx: ReferenceContext, check: ReferenceCheck): Data | undefined {
+  // The whole document without comments (XML-DSig §4.4.3.2).
+  if (uri === '' && ctx.doc) return { kind: 'nodes', node: ctx.doc, comments: false };
   if (uri.startsWith('#')) {
     const matches = ctx.ids.get(uri.slice(1)) ?? [];
     if (matches.length !== 1) {
@@ -112,7 +152,7 @@ function dereference(uri: string, ctx: ReferenceContext, check: ReferenceCheck):
     // A bare-name XPointer selects the element subtree without comments.
     return { kind: 'nodes', node: matches[0], comments: false };
   }
-  if (!uri.startsWith('/')) {
+  if (!uri.startsWith('/') || !ctx.pkg) {
     check.error = `the reference "${uri}" is neither a package part nor an element of the signature`;
     return undefined;
   }
@@ -150,10 +190,10 @@ export function checkReference(reference: Element, ctx: ReferenceContext): Refer
   let data = dereference(uri, ctx, check);
   if (!data || !check.hash) return check;
   try {
-    for (const transform of transforms) data = applyTransform(transform, data, check);
+    for (const transform of transforms) data = applyTransform(transform, data, check, ctx);
     const digest = createHash(check.hash).update(toOctets(data)).digest();
     check.intact = digest.equals(decodeBase64(textOf(firstChild(reference, NS.dsig, 'DigestValue'))));
-    if (!check.intact) check.error = `${check.part ? `the part ${check.part.name}` : `the signed element ${uri}`} does not match its signed digest`;
+    if (!check.intact) check.error = `${check.part ? `the part ${check.part.name}` : uri === '' ? 'the signed document' : `the signed element ${uri}`} does not match its signed digest`;
   } catch (err) {
     check.error = `${uri} cannot be processed: ${err instanceof Error ? err.message : String(err)}`;
   }

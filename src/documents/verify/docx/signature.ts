@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { describeScheme, schemeHash, verifySignature, type SignatureScheme } from '../../pki/algorithms.js';
 import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
 import { buildChain } from '../../pki/chain.js';
+import { anchorReport, developmentAnchorWarning } from '../../pki/trust.js';
 import type { TrustStore } from '../../pki/trust.js';
 import { readTimestampToken } from '../../pki/timestamp.js';
 import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
@@ -251,8 +252,10 @@ class SignatureEvaluator {
     if (bits !== undefined && bits < 1024) this.findings.weakAlgorithm ??= `RSA-${bits}`;
     const at = this.report.signingTime ? new Date(this.report.signingTime) : this.ctx.now;
     const chain = buildChain(signer, certificates.filter((c) => c !== signer), this.ctx.trust, { purpose: 'signature', at });
-    this.report.signer = { ...summarizeCert(signer), chain: chain.chain.map((c) => summarizeCert(c).subject) };
+    this.report.signer = { ...summarizeCert(signer), chain: chain.chain.map((c) => summarizeCert(c).subject), trustAnchor: anchorReport(chain.anchor) };
     this.report.trusted = chain.trusted;
+    const development = developmentAnchorWarning(chain.anchor);
+    if (development) this.report.warnings.push(development);
     if (!chain.trusted) this.findings.chainProblem = chain.problem;
     this.report.certificateValidAtSigningTime = validAt(signer, at);
   }

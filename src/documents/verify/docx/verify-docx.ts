@@ -84,7 +84,7 @@ export function verifyDocx(input: Uint8Array, options: VerifyOptions): DocxVerif
   const origins = signatureOriginCount(pkg);
   const ctx = {
     pkg,
-    trust: TrustStore.from(options.trustRoots),
+    trust: TrustStore.forVerification(options.trustRoots, options.anchors),
     now: options.now ?? new Date(),
     ...(origins > 1 && { packageProblem: `the package has ${origins} signature origins, and readers disagree on which signatures it holds` }),
   };

@@ -15,6 +15,7 @@ import { checkByteRange, type ByteRangeCheck } from './byte-range.js';
 import type { FieldLock } from './change-rules.js';
 import type { SignedRevision } from './modifications.js';
 import { parsePdfDate } from './pdf-date.js';
+import { anchorReport, developmentAnchorWarning } from '../../pki/trust.js';
 
 /** Everything about one signature that does not depend on the other signatures. */
 export interface SignatureFacts {
@@ -260,7 +261,9 @@ function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureF
   report.trusted = chain.trusted;
   facts.chain = chain.chain;
   if (!chain.trusted && chain.problem) report.warnings.push(`certificate chain: ${chain.problem}`);
-  report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject) };
+  const development = developmentAnchorWarning(chain.anchor);
+  if (development) report.warnings.push(development);
+  report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject), trustAnchor: anchorReport(chain.anchor) };
   report.certificateValidAtSigningTime = validAt(signerCert, signingTime ? new Date(signingTime) : ctx.now);
   return facts;
 }

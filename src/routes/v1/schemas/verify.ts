@@ -15,12 +15,25 @@ export const VerifyDocumentSchema = Type.Union([
   ),
 ]);
 
+/** An example root a caller might trust for one request (a throw-away EC certificate). */
+export const EXAMPLE_TRUST_ROOT_PEM = `-----BEGIN CERTIFICATE-----\nMIIBvTCCAWOgAwIBAgIUelUPkhjq4qdWoeJaCPFC0FAPMR4wCgYIKoZIzj0EAwIw\nNDEgMB4GA1UEAwwXRXhhbXBsZSBQYXJ0bmVyIFJvb3QgQ0ExEDAOBgNVBAoMB0V4\nYW1wbGUwHhcNMjYxMTI2MDk1NjU0WhcNMzYxMTIzMDk1NjU0WjA0MSAwHgYDVQQD\nDBdFeGFtcGxlIFBhcnRuZXIgUm9vdCBDQTEQMA4GA1UECgwHRXhhbXBsZTBZMBMG\nByqGSM49AgEGCCqGSM49AwEHA0IABLvo5lUHw/aE7woetBBzye9H0TkLDvAW86HM\nd74kr/s6WPAhm5c2ibaxz4Q6NWUxdyG3Z6uUXPyA7DIvniVjWgWjUzBRMB0GA1Ud\nDgQWBBRWWrJP80pxr11qIw26KXe+mie9vjAfBgNVHSMEGDAWgBRWWrJP80pxr11q\nIw26KXe+mie9vjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIEEu\nfZ2C17GL2t1CZJUVnHidK6rVdzSiieI4dQk3Fbe2AiEAtD7FmifadQcDi2kua7Qz\n6yLyJNWjJ02qdgya0FKoU3M=\n-----END CERTIFICATE-----\n`;
+
+export const TrustRootsSchema = Type.String({
+  minLength: 1,
+  maxLength: 262_144,
+  description:
+    'One or more PEM certificates (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----, at most 20) trusted as roots for this request only, in addition to the ' +
+    "operator's (TRUST_ROOTS, the service's signing root, TRUST_SYSTEM, TRUST_LISTS). Each signature's `signer.trustAnchor.source` names where the root it chains to comes from.",
+  examples: [EXAMPLE_TRUST_ROOT_PEM],
+});
+
 export const VerifyJsonBodySchema = Type.Object(
   {
     document: VerifyDocumentSchema,
     eventId: Type.Optional(Type.String({ maxLength: 255, description: 'Your identifier for this event, as SuperDoc clients send it; not used.' })),
+    trustRoots: Type.Optional(TrustRootsSchema),
   },
-  { description: 'JSON body. Alternatively send multipart/form-data with the PDF or DOCX in a `file` part.' },
+  { description: 'JSON body. Alternatively send multipart/form-data with the PDF or DOCX in a `file` part (and `trustRoots` as a text part).' },
 );
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
@@ -30,6 +43,16 @@ export const VerifySignerSummarySchema = Type.Object({
   email: Type.Union([Type.String(), Type.Null()]),
   organization: Type.Union([Type.String(), Type.Null()]),
 });
+
+function TrustAnchorSchema() {
+  return Type.Object({
+    subject: Type.String(),
+    source: Type.String({
+      description: "Where the anchor comes from: TRUST_ROOTS, the service's signing root, docproc's development CA (NOT FOR PRODUCTION), the request's trustRoots, the system store (ca-certificates), or an EU trusted list (territory, provider / service).",
+      examples: ['EU trusted list BE: Example QTSP / Example Qualified CA'],
+    }),
+  });
+}
 
 export const VerifyCertificateSchema = Type.Object({
   commonName: Type.Union([Type.String(), Type.Null()]),
@@ -41,6 +64,7 @@ export const VerifyCertificateSchema = Type.Object({
   notBefore: DateTime('Start of the certificate validity.'),
   notAfter: DateTime('End of the certificate validity.'),
   chain: Type.Array(Type.String(), { description: 'Subjects of the chain as built: signer first, trust anchor last when trusted.' }),
+  trustAnchor: Type.Union([TrustAnchorSchema(), Type.Null()], { description: 'The root the chain ends at and where its trust comes from; null when not trusted.' }),
 });
 
 const RevocationSchema = Type.Object(
@@ -68,6 +92,7 @@ export const VerifyTimestampSchema = Type.Object({
   intact: Type.Boolean({ description: 'The message imprint matches the signature value (or, for a document time-stamp, the signed bytes).' }),
   valid: Type.Boolean({ description: "The token's own signature verifies." }),
   trusted: Type.Boolean({ description: 'The TSA certificate chains to a trusted root.' }),
+  trustAnchor: Type.Optional(Type.Union([TrustAnchorSchema(), Type.Null()], { description: "The root the TSA's chain ends at and where its trust comes from." })),
   revocation: Type.Optional(Type.Array(RevocationSchema, { description: "Revocation of the time-stamp unit's chain (PDF signature time-stamps)." })),
   errors: Type.Array(Type.String()),
 });
