@@ -62,7 +62,7 @@ export async function convertOfficeToPdf(pool: PdfConverter, input: Buffer, form
     work: prepared.work,
     filterData: pdfFilterData(options.pdf),
     landscape: options.pdf?.landscape,
-    fitColumns: format === 'csv',
+    fitColumns: format === 'csv' || undefined,
     stages,
     job: options.job,
   });

@@ -12,8 +12,6 @@ export interface PdfExportOptions {
   landscape?: boolean;
   /** Comments as PDF text annotations (ExportNotes). */
   exportComments?: boolean;
-  /** Comments printed in the page margin instead (Writer; LibreOffice 7.4 prints them at the page's side via its comment print mode). */
-  commentsInMargin?: boolean;
   /** Headings and bookmarks as PDF outline entries (ExportBookmarks; LibreOffice's default is true). */
   exportBookmarks?: boolean;
   /** Form controls as PDF form fields (ExportFormFields; default true). */

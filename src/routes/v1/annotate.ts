@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
 import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
+import { validationError } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
@@ -12,6 +13,7 @@ import type { Services } from '../../services.js';
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
 import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
 import { annotateJsonExample } from './schemas/examples.js';
+import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
 import { StringEnum } from './schemas/string-enum.js';
 import { attachedParts, fetchRemoteImages, isTrue, toBuffer } from './shared.js';
 
@@ -19,13 +21,16 @@ import { attachedParts, fetchRemoteImages, isTrue, toBuffer } from './shared.js'
 const TEMPLATE_FORMATS = ['docx'] as const;
 
 const AnnotateMultipartSchema = Type.Composite(
-  [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema],
+  [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema, Type.Object(PdfOptionFields)],
   // A union, not just binary: in generated TypeScript the index signature must also admit the declared text parts.
   { additionalProperties: Type.Union([Type.String({ format: 'binary' }), Type.String()], { description: 'Image file parts, referenced from field values as cid:<part name>' }) },
 );
 
 const AnnotateQuery = Type.Object(
-  { to: Type.Optional(StringEnum(['docx', 'pdf'], { default: 'docx', description: 'docx (default) or pdf (rendered by LibreOffice)' })) },
+  {
+    to: Type.Optional(StringEnum(['docx', 'pdf'], { default: 'docx', description: 'docx (default) or pdf (rendered by LibreOffice; the PDF options apply)' })),
+    ...PdfOptionQuery,
+  },
   { additionalProperties: false },
 );
 
@@ -59,6 +64,8 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
       },
       async (request, reply) => {
         const to = request.query.to ?? 'docx';
+        const { pdf, outputFilename: wantedName } = pdfOptionsFrom(request.query, request.isMultipart() ? (request.body as Record<string, unknown>) : {});
+        if (pdf && to !== 'pdf') throw validationError('The PDF options apply to PDF output (to=pdf).', [{ field: 'querystring.to', issue: 'PDF options given' }]);
         if (to === 'pdf') services.assertCanRenderPdf();
         const input = request.isMultipart()
           ? await readMultipart(request.body as MultipartBody, request)
@@ -68,8 +75,8 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);
         const docx = toBuffer(result.docx);
-        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup', job: request.job }) : docx;
-        return sendDocument(request, reply, output, to, outputFilename(input.filename, to, 'annotated'), result.warnings);
+        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup', pdf, job: request.job }) : docx;
+        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? input.filename, to, 'annotated'), result.warnings);
       },
     );
   };

@@ -26,6 +26,7 @@ import {
   VerifyKeyResponseSchema,
 } from './schemas/sign.js';
 import { signJsonExample } from './schemas/examples.js';
+import { pdfOptionsFrom } from './schemas/pdf-options.js';
 import { toBuffer } from './shared.js';
 
 /** What POST /v1/sign takes (anything else: 415 naming these). */
@@ -90,6 +91,8 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
         if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
 
+        const { pdf, outputFilename: wantedName } = pdfOptionsFrom(request.query);
+        if (pdf && (isPdf || to === 'docx')) throw validationError('The PDF options apply when a DOCX is rendered to PDF before signing (to=pdf); this request renders nothing.', [{ field: 'querystring', issue: 'PDF options given' }]);
         const level = request.query.level;
         if (level && to === 'docx') throw validationError('level applies to PDF signatures (to=pdf); a DOCX package signature has no PAdES level.', [{ field: 'level', issue: 'PDF only' }]);
         const setup = await services.signing();
@@ -110,11 +113,11 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           name = 'signPdfTask';
           if (!isPdf) {
             task.receivedSha256 = createHash('sha256').update(input.document).digest('hex');
-            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup', job: request.job });
+            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup', pdf, job: request.job });
           }
         }
         const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task, request.job);
-        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(input.filename, to, 'signed'), result.warnings);
+        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(wantedName ?? input.filename, to, 'signed'), result.warnings);
       },
     );
 

@@ -18,6 +18,7 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'tables.docm': 'docm',
   'tables.dotx': 'dotx',
   'planets.odt': 'odt',
+  'form-controls.odt': 'odt',
   'Modern_business_letter_sans_serif.ott': 'ott',
   'planets.rtf': 'rtf',
   'prn_test5.wpd': 'wpd',

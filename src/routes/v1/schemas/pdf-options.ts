@@ -29,7 +29,6 @@ const SPECS: Record<keyof PdfExportOptions, OptionSpec> = {
   },
   landscape: bool('Turn every page to landscape (Writer and Calc documents; slides keep their size).'),
   exportComments: bool('Word/Writer comments and spreadsheet notes as PDF text annotations (Gotenberg: exportNotes).'),
-  commentsInMargin: bool('Comments printed in the right margin of their page instead of as annotations (Gotenberg: exportNotesInMargin; Writer documents).'),
   exportBookmarks: bool('Headings and bookmarks as the PDF outline (default true).', false),
   exportFormFields: bool('Form controls as PDF form fields (default true).', false),
   losslessImageCompression: bool('Compress images losslessly (Flate) instead of JPEG.'),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DocumentContentType } from './document.js';
 import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './examples.js';
+import { PdfOptionQuery } from './pdf-options.js';
 import { StringEnum } from './string-enum.js';
 
 /**
@@ -120,6 +121,8 @@ export const SignQuerySchema = Type.Object({
     description: 'pdf (default): a DOCX is converted to PDF, then signed (PAdES). docx: a DOCX keeps its format and gets an OOXML package signature.',
   })),
   level: Type.Optional(SignatureLevelSchema),
+  // A DOCX is rendered to PDF before it is signed: the PDF options of convert apply (docproc extra).
+  ...PdfOptionQuery,
 });
 
 /**
