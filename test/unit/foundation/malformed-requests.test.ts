@@ -271,7 +271,7 @@ describe('every operation takes exactly what it declares', () => {
       ['GET', '/v1/auth/register?email=a@example.com&lang=en'],
       ['POST', '/v1/verify?strict=true'],
       ['POST', '/v1/sign?level=B-B&visible=1'],
-      ['POST', '/v1/convert?to=pdf&landscape=true'],
+      ['POST', '/v1/convert?to=pdf&nativePageRanges=1'],
       ['POST', '/v1/annotate?to=docx&flatten=1'],
       ['DELETE', '/v1/auth/key?all=1'],
       ['GET', '/?pretty=1'],
