@@ -37,18 +37,29 @@ function openFinal(data: Uint8Array, budget: DecodeBudget): PdfView {
   return view;
 }
 
-const BYTE_RANGE_TEXT = /\/ByteRange\s*\[\s*(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s*\]/g;
+const BYTE_RANGE_KEY = Buffer.from('/ByteRange');
+const BYTE_RANGE_VALUE = /^\s*\[\s*(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s+(\d{1,12})\s*\]/;
+/** Digits, `[` and what the value pattern takes for whitespace (JS `\s` on latin1, and NUL): all that may come before the `]`. */
+const inByteRangeValue = (b: number) => (b >= 0x30 && b <= 0x39) || b === 0x5b || b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x0b || b === 0xa0 || b === 0x00;
 const MAX_HIDDEN_SIGNATURES = 50;
 
 /**
  * Byte ranges of filled signatures written anywhere in the file: [0 a b c] whose gap is a hex
  * string. A signature dictionary is never compressed (its /Contents gap lies in the file), so
- * this finds every signature ever written, whatever later updates did to the fields.
+ * this finds every signature ever written, whatever later updates did to the fields. Searched as
+ * bytes: the whole file is never turned into a string.
  */
 function signatureByteRangesInFile(data: Uint8Array): number[][] {
-  const text = Buffer.from(data.buffer, data.byteOffset, data.length).toString('latin1');
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
   const found = new Map<string, number[]>();
-  for (const m of text.matchAll(BYTE_RANGE_TEXT)) {
+  for (let at = bytes.indexOf(BYTE_RANGE_KEY); at >= 0; at = bytes.indexOf(BYTE_RANGE_KEY, at + BYTE_RANGE_KEY.length)) {
+    const from = at + BYTE_RANGE_KEY.length;
+    // The array ends at the first byte that is not whitespace, a digit or `[` (each run is read once).
+    let end = from;
+    while (end < bytes.length && inByteRangeValue(bytes[end]!)) end++;
+    if (bytes[end] !== 0x5d) continue;
+    const m = BYTE_RANGE_VALUE.exec(bytes.toString('latin1', from, end + 1));
+    if (!m) continue;
     const br = m.slice(1, 5).map(Number) as [number, number, number, number];
     const [start, gapStart, gapEnd, tail] = br;
     if (start !== 0 || gapStart >= gapEnd || gapEnd + tail > data.length) continue;
