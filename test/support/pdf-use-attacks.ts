@@ -16,12 +16,13 @@ import { appendRevision, lastByteRange, withKey, type QpdfReader } from './pdf-a
  *    catalog under a new number, Acrobat's /F flag on the field it signs, a widget in /Kids without
  *    /Parent, filling a field the lock leaves out.
  * Every document starts from `baseDocument` (object numbers fixed, so generators can name them),
- * is prepared, signed by the service or by pyHanko (test/support/pyhanko.ts), then changed with
+ * is prepared, signed by the service (approval, or certified with `certify`) or by pyHanko
+ * (test/support/pyhanko.ts), then changed with
  * appendRevision; poppler's rendering tells whether a forgery really changed what is shown.
  */
 
 /** The signing a case needs (pyHanko certification levels, FieldMDP locks) or the service's approval signature. */
-export type TargetKind = 'service' | 'pyhanko' | 'pyhanko-P1' | 'pyhanko-P2' | 'pyhanko-P3' | 'pyhanko-lock-all' | 'pyhanko-lock-include-name' | 'pyhanko-lock-exclude-name';
+export type TargetKind = 'service' | 'service-P1' | 'service-P2' | 'service-P3' | 'pyhanko' | 'pyhanko-P1' | 'pyhanko-P2' | 'pyhanko-P3' | 'pyhanko-lock-all' | 'pyhanko-lock-include-name' | 'pyhanko-lock-exclude-name';
 
 export interface UseCase {
   /** Attack class of issue 22 (or "false rejection" for an honest update). */
@@ -139,8 +140,8 @@ const HIDDEN_FIELD_AND_STAMP = (stampAppearance: number): Record<number, string>
   26: `<< /Type /Annot /Subtype /Stamp /Rect [72 300 472 360] /F 4 /P 3 0 R /AP << /N ${stampAppearance} 0 R >> >>`,
 });
 
-const ALL_SIGNERS: TargetKind[] = ['service', 'pyhanko', 'pyhanko-P1', 'pyhanko-P2', 'pyhanko-P3'];
-const CERTIFIED_NO_ANNOTATIONS: TargetKind[] = ['pyhanko-P1', 'pyhanko-P2'];
+const ALL_SIGNERS: TargetKind[] = ['service', 'service-P1', 'service-P2', 'service-P3', 'pyhanko', 'pyhanko-P1', 'pyhanko-P2', 'pyhanko-P3'];
+const CERTIFIED_NO_ANNOTATIONS: TargetKind[] = ['service-P1', 'service-P2', 'pyhanko-P1', 'pyhanko-P2'];
 
 export const USE_CASES: UseCase[] = [
   {
@@ -179,7 +180,7 @@ export const USE_CASES: UseCase[] = [
         3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 6 0 R >> >> /Annots [8 0 R 2 0 R] >>',
       },
     },
-    targets: ['service', 'pyhanko', 'pyhanko-P3'],
+    targets: ['service', 'service-P3', 'pyhanko', 'pyhanko-P3'],
     apply: (pdf, reader) => appendRevision(pdf, reader, { objects: new Map([[2, withKey(withKey(show(pdf, reader, 2), 'Contents', '(edited note)'), 'Rotate', '90')]]) }),
     expect: 'refused',
   },
@@ -300,7 +301,7 @@ export const USE_CASES: UseCase[] = [
   {
     family: 'annotations where allowed',
     name: 'an annotation added after an approval signature or a P3 certification',
-    targets: ['service', 'pyhanko', 'pyhanko-P3'],
+    targets: ['service', 'service-P3', 'pyhanko', 'pyhanko-P3'],
     apply: (pdf, reader) => {
       const [annot, ap] = [reader.facts(pdf).size, reader.facts(pdf).size + 1];
       return appendRevision(pdf, reader, {
@@ -316,7 +317,7 @@ export const USE_CASES: UseCase[] = [
   {
     family: 'false rejection',
     name: 'form filling with a matching appearance after a P2 certification, and of a field the lock excludes',
-    targets: ['pyhanko-P2', 'pyhanko-lock-exclude-name', 'pyhanko', 'service'],
+    targets: ['service-P2', 'pyhanko-P2', 'pyhanko-lock-exclude-name', 'pyhanko', 'service'],
     apply: (pdf, reader) => {
       const ap = reader.facts(pdf).size;
       return appendRevision(pdf, reader, {
@@ -366,7 +367,7 @@ export const USE_CASES: UseCase[] = [
         30: '<< /FT /Sig /T (Approver) /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /F 4 /P 3 0 R >>',
       },
     },
-    targets: ['service', 'pyhanko', 'pyhanko-P2', 'pyhanko-P3'],
+    targets: ['service', 'service-P2', 'service-P3', 'pyhanko', 'pyhanko-P2', 'pyhanko-P3'],
     apply: (pdf, reader, { signer }) => signInUpdate(pdf, reader, signer, (sig) => new Map([[30, withKey(withKey(show(pdf, reader, 30), 'V', `${sig} 0 R`), 'F', '132')]])),
     expect: 'allowed',
   },
@@ -381,7 +382,7 @@ export const USE_CASES: UseCase[] = [
         31: '<< /Type /Annot /Subtype /Widget /Rect [0 0 0 0] /F 132 /P 3 0 R >>',
       },
     },
-    targets: ['service', 'pyhanko', 'pyhanko-P2'],
+    targets: ['service', 'service-P2', 'pyhanko', 'pyhanko-P2'],
     apply: (pdf, reader, { signer }) => signInUpdate(pdf, reader, signer, (sig) => new Map([[30, withKey(show(pdf, reader, 30), 'V', `${sig} 0 R`)]])),
     expect: 'allowed',
   },

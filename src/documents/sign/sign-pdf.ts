@@ -113,6 +113,10 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   if (structure.docMdpPermission === 1) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
   }
+  if (structure.docMdpPermission === 2 && request.appearance && !isFieldAppearance(request.appearance)) {
+    // Validators (pyHanko, our verify) refuse a visible signature field added after a P1/P2 certification: its appearance could cover certified content.
+    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified (DocMDP P=2): a new visible signature field would break its certification (validators refuse one, against the Sneaky Signature Attack). Sign without appearance (an invisible signature), or in an existing empty signature field (appearance.field).');
+  }
   if (request.certify && (structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined)) {
     throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
       'The PDF already carries a signature: a certification signature (certify) must be the first one in a document. Sign it without certify, or certify the unsigned original.');
