@@ -29,7 +29,8 @@ const podLimitMb = Number(/^(\d+)Gi$/.exec(deployment.spec.template.spec.contain
 const perReplicaMb = () => {
   const inflight = Number(configMap.MAX_INFLIGHT_BODY_MB);
   const main = 300 + 2 * inflight + 2 * 40;
-  const workers = Number(configMap.WORKER_THREADS) * (Number(configMap.WORKER_MEMORY_MB) + 72);
+  // Heap ceiling + young generation and base + the inflated archive (a quarter of the ceiling).
+  const workers = Number(configMap.WORKER_THREADS) * (Number(configMap.WORKER_MEMORY_MB) * 1.25 + 72);
   const offices = Number(configMap.OFFICE_POOL_SIZE) * Number(configMap.OFFICE_MAX_RSS_MB);
   return main + workers + offices;
 };
@@ -201,5 +202,23 @@ describe('one replica at the Kubernetes settings', () => {
     } finally {
       await defaults.stop(5000);
     }
+  }, 120_000);
+
+  it('archives that pass the declared-size and ratio checks but inflate past a quarter of the worker heap are refused before inflating; the tree does not grow', async () => {
+    // 1.4 MB of DEFLATE inflating to 190 MB (ratio ~110:1, under 200:1): each worker inflated it
+    // beside its heap ceiling (tree 302 → 1393 MB, 1166 MB afterwards, measured at these settings).
+    const zip = new PizZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    const xml = Buffer.alloc(190 * 2 ** 20, 0x20);
+    for (let i = 0; i < xml.length; i += 61) xml[i] = 0x41 + ((i * 7919) % 26);
+    zip.file('word/document.xml', xml);
+    const archive = zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
+    expect(190 * 2 ** 20 / archive.length).toBeLessThan(200);
+    const body = Buffer.from(JSON.stringify({ document: { base64: archive.toString('base64') }, fields: [] }));
+    const before = processTreeMemory(service.pid).totalBytes;
+    const { result: answers, peakTreeMb } = await watched(Promise.all(keys.map((key) => post('/v1/annotate', key, body, json))));
+    console.info(`ten 1.4 MB archives inflating to 190 MB: ${answers.map((a) => `${a.status} ${a.code}`).join(', ')}; tree ${mb(before)} MB before, peak ${peakTreeMb} MB`);
+    for (const answer of answers) expect(answer).toMatchObject({ status: 422, code: 'INVALID_FILE_FORMAT' });
+    expect(peakTreeMb - mb(before)).toBeLessThan(150);
   }, 120_000);
 });

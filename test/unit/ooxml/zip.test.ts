@@ -195,3 +195,13 @@ describe('the ZIP guard: local and central headers agree', () => {
     expect(codeOf(() => open(zip))).toBe('400 INVALID_FILE_FORMAT');
   });
 });
+
+describe('the inflate budget of a worker thread', () => {
+  it('is a quarter of the thread heap ceiling, 200 MB at most, and 200 MB where no ceiling is set', async () => {
+    const { inflateBudgetBytes } = await import('../../../src/documents/ooxml/zip/read.js');
+    expect(inflateBudgetBytes(192)).toBe(48 * 1024 * 1024);
+    expect(inflateBudgetBytes(256)).toBe(64 * 1024 * 1024);
+    expect(inflateBudgetBytes(4096)).toBe(200 * 1024 * 1024);
+    expect(inflateBudgetBytes(undefined)).toBe(200 * 1024 * 1024);
+  });
+});

@@ -1,3 +1,4 @@
+import { resourceLimits } from 'node:worker_threads';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { AppError, ErrorCode, invalidFile, unprocessable } from '../../../errors/app-error.js';
 import { describeClash, itemNameProblem, PartNameSet } from '../part-names.js';
@@ -30,9 +31,25 @@ export interface ZipLimits {
   maxCompressionRatio: number;
 }
 
+/** Largest total an archive may inflate to anywhere. */
+const MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024;
+/**
+ * On a worker thread with a heap ceiling (WORKER_MEMORY_MB), the inflated entries — buffers outside
+ * the heap, which the ceiling does not count — may take at most this share of the thread's budget
+ * beside it: a 1.4 MB archive inflating to 190 MB took a worker (and the replica) ~500 MB past its
+ * ceiling.
+ */
+export const INFLATE_SHARE_OF_WORKER_HEAP = 0.25;
+
+/** What this thread may inflate: MAX_UNCOMPRESSED_BYTES, or less on a worker with a heap ceiling. */
+export function inflateBudgetBytes(heapCeilingMb = resourceLimits.maxOldGenerationSizeMb): number {
+  if (!heapCeilingMb) return MAX_UNCOMPRESSED_BYTES;
+  return Math.min(MAX_UNCOMPRESSED_BYTES, Math.floor(heapCeilingMb * INFLATE_SHARE_OF_WORKER_HEAP) * 1024 * 1024);
+}
+
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEntries: 5_000,
-  maxTotalUncompressedBytes: 200 * 1024 * 1024,
+  maxTotalUncompressedBytes: inflateBudgetBytes(),
   maxCompressionRatio: 200,
 };
 
@@ -373,7 +390,7 @@ export function readZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Zi
     compressed += entry.compressedSize;
   }
   // Counted before anything is inflated: inflation can never produce more than what was declared.
-  if (declared > limits.maxTotalUncompressedBytes) throw zipBomb('its uncompressed size exceeds the limit');
+  if (declared > limits.maxTotalUncompressedBytes) throw zipBomb(`it inflates to more than the ${Math.round(limits.maxTotalUncompressedBytes / 2 ** 20)} MB one document may take`);
   if (declared > RATIO_FLOOR_BYTES && declared / Math.max(1, compressed) > limits.maxCompressionRatio) {
     throw zipBomb(`compression ratio above ${limits.maxCompressionRatio}:1`);
   }
