@@ -105,6 +105,14 @@ export function anchorsFromPem(pems: string[], source: string): TrustAnchor[] {
   return anchors;
 }
 
+function sourcedAnchors(portable: PortableAnchor[]): TrustAnchor[] {
+  return portable.flatMap((a) => anchorsFromPem([a.pem], a.source).map((anchor) => ({
+    ...anchor,
+    ...(a.from ? { from: new Date(a.from) } : {}),
+    ...(a.until ? { until: new Date(a.until) } : {}),
+  })));
+}
+
 /** Trust anchors, indexed by fingerprint and subject; a certificate listed twice keeps its first source. */
 export class TrustStore {
   private static readonly cache = new Map<string, TrustStore>();
@@ -142,19 +150,17 @@ export class TrustStore {
    */
   static forVerification(trustRoots: string[], anchors: PortableAnchor[] = []): TrustStore {
     if (anchors.length === 0) return TrustStore.from(trustRoots);
-    const key = `${anchors.map((a) => `${a.source}|${a.from ?? ''}|${a.until ?? ''}|${a.pem}`).join('\n')}\n--\n${trustRoots.join('\n')}`;
+    // The operator's anchors are the same for every request: cached once; a request's own roots are added on top.
+    const own = anchors.filter((a) => a.source === ANCHOR_SOURCES.request);
+    const operator = own.length ? anchors.filter((a) => a.source !== ANCHOR_SOURCES.request) : anchors;
+    const key = `${operator.map((a) => `${a.source}|${a.from ?? ''}|${a.until ?? ''}|${a.pem}`).join('\n')}\n--\n${trustRoots.join('\n')}`;
     let store = TrustStore.cache.get(key);
     if (!store) {
-      const sourced = anchors.flatMap((a) => anchorsFromPem([a.pem], a.source).map((anchor) => ({
-        ...anchor,
-        ...(a.from ? { from: new Date(a.from) } : {}),
-        ...(a.until ? { until: new Date(a.until) } : {}),
-      })));
-      store = new TrustStore([...sourced, ...anchorsFromPem(trustRoots, 'trust roots')]);
+      store = new TrustStore([...sourcedAnchors(operator), ...anchorsFromPem(trustRoots, 'trust roots')]);
       if (TrustStore.cache.size > 16) TrustStore.cache.clear();
       TrustStore.cache.set(key, store);
     }
-    return store;
+    return store.with(sourcedAnchors(own));
   }
 
   /** This store and `more` (a request's own roots): a new store, this one unchanged. */
