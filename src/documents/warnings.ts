@@ -26,6 +26,7 @@ export const WARNING_CODES = {
   AUDIT_RECORD_PLACEMENT: 'Where the audit record went instead of a new attachment (countersignature, PDF/A, DOCX).',
   EARLIER_SIGNATURES_KEPT: 'The document already carried signatures; they were kept and the new one added.',
   SIGNATURE_FIELDS_UNFILLED: 'The PDF has empty signature fields (placeholders) this signature did not fill.',
+  SIGNATURE_IMAGE_NOT_DRAWN: 'appearance.image was not drawn: the signature field it was meant for has no visible box.',
   NOT_TIMESTAMPED: 'The signature carries no time-stamp; its time is the service clock.',
   // verify
   DOCUMENT_STRUCTURE: 'verify: the file had structural problems (e.g. a broken cross-reference chain) that were recovered; see document.warnings.',

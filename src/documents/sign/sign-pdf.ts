@@ -10,6 +10,7 @@ import { IncrementalWriter } from '../pdf/writer.js';
 import { RevisionEdits } from './pdf/edits.js';
 import { signaturePlaceholders, writeWithByteRange, type SignaturePlaceholders } from './pdf/placeholder.js';
 import { readPdfStructure } from './pdf/structure.js';
+import { embedAppearanceImage, inspectAppearanceImage } from './pdf/appearance-image.js';
 import { pdfDate } from './pdf/text.js';
 import { requestTimestamp } from '../pki/tsa-client.js';
 import { DOC_MDP_PERMISSION, type AuditRecord, type FieldAppearance, type RectAppearance, type SignOptions, type SignRequest, type SignResult } from './types.js';
@@ -91,8 +92,9 @@ const isFieldAppearance = (a: SignRequest['appearance']): a is FieldAppearance =
  * signature; else a new field (visible at `appearance`'s box, or invisible). Returns the
  * reference of the signature dictionary.
  */
-function placeSignature(edits: RevisionEdits, request: SignRequest, text: AppearanceText, warnings: Warning[]): PdfRef {
-  if (isFieldAppearance(request.appearance)) return edits.fillSignatureField(request.appearance, text);
+async function placeSignature(edits: RevisionEdits, writer: IncrementalWriter, request: SignRequest, text: AppearanceText, warnings: Warning[]): Promise<PdfRef> {
+  const image = request.appearance?.image ? await embedAppearanceImage(request.appearance.image, writer) : undefined;
+  if (isFieldAppearance(request.appearance)) return edits.fillSignatureField(request.appearance, text, image, warnings);
   const placeholders = edits.unfilledPlaceholders();
   if (!request.appearance && placeholders.length > 0) {
     const [first, ...others] = placeholders;
@@ -102,11 +104,12 @@ function placeSignature(edits: RevisionEdits, request: SignRequest, text: Appear
   if (placeholders.length > 0) {
     warnings.push(warning('SIGNATURE_FIELDS_UNFILLED', `The PDF has unfilled signature placeholders (${placeholders.map((f) => `"${f.name}"`).join(', ')}) that many readers report as broken signatures; sign into one with appearance.field.`));
   }
-  return edits.addSignatureField(request.appearance as RectAppearance | undefined, text);
+  return edits.addSignatureField(request.appearance as RectAppearance | undefined, text, image);
 }
 
 export async function signPdfReport(input: Buffer, request: SignRequest, identity: SigningIdentity, options: SignOptions = {}): Promise<SignResult> {
   assertSignableRequest(request);
+  if (request.appearance?.image) inspectAppearanceImage(request.appearance.image);
   const clock = new StageClock(options.stages);
   const structure = readPdfStructure(input);
   clock.lap('read');
@@ -158,7 +161,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   }
 
   const appearanceText = { signerName: request.signer.name, signedAt: now, reason: request.reason, location: request.location };
-  const signatureRef = placeSignature(edits, request, appearanceText, warnings);
+  const signatureRef = await placeSignature(edits, writer, request, appearanceText, warnings);
   if (request.certify) edits.certifyWith(signatureRef);
   clock.lap('attachment and field');
   await edits.finish();

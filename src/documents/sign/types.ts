@@ -26,11 +26,15 @@ export interface RectAppearance {
   y: number;
   width: number;
   height: number;
+  /** PNG or JPEG drawn in the box beside the text (see pdf/appearance-image.ts for the limits). */
+  image?: Uint8Array;
 }
 
 export interface FieldAppearance {
   /** Name of an existing, empty signature field to fill. */
   field: string;
+  /** PNG or JPEG drawn in the field's box beside the text, when the field is visible. */
+  image?: Uint8Array;
 }
 
 export type CertifyPermission = 'no-changes' | 'form-filling' | 'annotations';

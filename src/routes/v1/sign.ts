@@ -6,7 +6,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { detectFormat } from '../../inputs/detect-format.js';
 import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
-import { AppError, ErrorCode, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
+import { AppError, ErrorCode, fileTooLarge, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
+import { MAX_APPEARANCE_IMAGE_BYTES } from '../../documents/sign/pdf/appearance-image.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { problemResponses } from '../../http/problem.js';
@@ -36,6 +37,7 @@ const SignMultipartSchema = Type.Composite([
   Type.Object({
     file: Type.String({ format: 'binary', description: 'The PDF or DOCX to sign' }),
     p12: Type.Optional(Type.String({ format: 'binary', description: 'Your PKCS#12 (.p12/.pfx) for this request only; never stored' })),
+    appearanceImage: Type.Optional(Type.String({ format: 'binary', description: 'A PNG or JPEG (at most 1 MB and 4 megapixels) drawn in the signature box left of the text; needs `appearance`.' })),
   }),
   SignMultipartFieldsSchema,
 ]);
@@ -173,11 +175,26 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     // SuperDoc clients send absent optional objects as null.
     const present = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as JsonBody;
     const { document: _doc, p12, ...request } = present;
+    const signRequest = { ...request, appearance: withImageBytes(request.appearance ?? undefined) } as SignRequest;
     return {
       document,
-      request: request as SignRequest,
+      request: signRequest,
       p12: p12 ? { data: decodeBase64(p12.base64, 'p12.base64', 1024 * 1024), passphrase: p12.passphrase ?? '' } : undefined,
     };
+  }
+
+  /** The appearance with its base64 image (if any) decoded. */
+  function withImageBytes(appearance: Static<typeof SignAppearanceSchema> | undefined): SignRequest['appearance'] {
+    if (!appearance) return undefined;
+    const { image, ...rest } = appearance;
+    return image === undefined ? rest : { ...rest, image: decodeAppearanceImage(image) };
+  }
+
+  function decodeAppearanceImage(base64: string): Buffer {
+    if (base64.length > Math.ceil(MAX_APPEARANCE_IMAGE_BYTES / 3) * 4 + 64) {
+      throw fileTooLarge('appearance.image is larger than 1 MB, the most a signature image may be. Send a smaller PNG or JPEG.');
+    }
+    return decodeBase64(base64, 'appearance.image', MAX_APPEARANCE_IMAGE_BYTES);
   }
 
   function readMultipart(request: FastifyRequest, body: MultipartBody): SignInput {
@@ -194,12 +211,17 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
       eventId: body.eventId,
       metadata: optional(jsonField<Record<string, unknown>>(body.metadata, 'metadata'), (v) => validateValue(RecordSchema, v, 'metadata')),
       certificate: optional(certificateOption, (v) => validateValue(AuditCertificateOptionSchema, v, 'certificate')) as SignRequest['certificate'],
-      appearance: optional(jsonField(body.appearance, 'appearance'), (v) => validateValue(SignAppearanceSchema, v, 'appearance')) as SignRequest['appearance'],
+      appearance: withImageBytes(optional(jsonField(body.appearance, 'appearance'), (v) => validateValue(SignAppearanceSchema, v, 'appearance'))),
       reason: body.reason,
       location: body.location,
       contactInfo: body.contactInfo,
       certify: body.certify,
     };
+    const imagePart = request.uploadedFiles?.appearanceImage;
+    if (imagePart) {
+      if (!signRequest.appearance) throw validationError('The appearanceImage part needs an `appearance` part (a box {"page","x","y","width","height"} or {"field"}) to be drawn in.', [{ field: 'appearance', issue: 'required with appearanceImage' }]);
+      signRequest.appearance = { ...signRequest.appearance, image: imagePart.data };
+    }
     // Empty is what HTML forms (Swagger UI included) send for an untouched passphrase field.
     if (body.passphrase && !p12File) {
       throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'A passphrase was sent without a PKCS#12 file part (p12 or certificate).');

@@ -8,6 +8,8 @@ import {
 import type { IncrementalWriter } from '../../pdf/writer.js';
 import type { FieldAppearance, RectAppearance } from '../types.js';
 import { appearanceContent, type AppearanceText } from './appearance.js';
+import type { EmbeddedImage } from './appearance-image.js';
+import { warning, type Warning } from '../../warnings.js';
 import { auditPageContents, MIN_AUDIT_PAGE } from './audit-page.js';
 import { RevisionFonts } from './fonts.js';
 import type { FieldNode } from '../../pdf/structure.js';
@@ -156,12 +158,13 @@ export class RevisionEdits {
     return this.store(node, 'Kids', [...this.array(node.get('Kids')), leafRef]);
   }
 
-  private appearanceStream(text: AppearanceText, width: number, height: number): PdfRef {
+  private appearanceStream(text: AppearanceText, width: number, height: number, image?: EmbeddedImage): PdfRef {
     const ref = this.writer.allocate();
-    const content = Buffer.from(appearanceContent(text, width, height, this.fonts.show), 'latin1');
+    const drawn = image && { name: 'Im1', width: image.width, height: image.height };
+    const content = Buffer.from(appearanceContent(text, width, height, this.fonts.show, drawn), 'latin1');
     this.writer.set(ref, pdfStream(pdfDict({
       Type: pdfName('XObject'), Subtype: pdfName('Form'), BBox: [0, 0, round(width), round(height)],
-      Resources: pdfDict({ Font: pdfDict({ F1: this.fonts.ref('regular') }) }),
+      Resources: pdfDict({ Font: pdfDict({ F1: this.fonts.ref('regular') }), XObject: image ? pdfDict({ Im1: image.ref }) : undefined }),
     }), content));
     return ref;
   }
@@ -183,7 +186,7 @@ export class RevisionEdits {
   }
 
   /** A new signature field + widget on a page, visible when `rect` is given. */
-  addSignatureField(rect: RectAppearance | undefined, text: AppearanceText): PdfRef {
+  addSignatureField(rect: RectAppearance | undefined, text: AppearanceText, image?: EmbeddedImage): PdfRef {
     const signatureRef = this.writer.allocate();
     const pageIndex = rect ? rect.page - 1 : 0;
     if (rect) {
@@ -197,7 +200,7 @@ export class RevisionEdits {
     const box = rect ? [rect.x, rect.y, rect.x + rect.width, rect.y + rect.height].map(round) : [0, 0, 0, 0];
     this.writer.set(widgetRef, pdfDict({
       Type: pdfName('Annot'), Subtype: pdfName('Widget'), FT: pdfName('Sig'), T: textString(this.freshFieldName()), V: signatureRef, F: 132,
-      Rect: box, P: pageRef, AP: rect ? pdfDict({ N: this.appearanceStream(text, rect.width, rect.height) }) : undefined,
+      Rect: box, P: pageRef, AP: rect ? pdfDict({ N: this.appearanceStream(text, rect.width, rect.height, image) }) : undefined,
     }));
     this.appendTo(pageRef, 'Annots', widgetRef);
     this.touchAcroForm(widgetRef);
@@ -222,7 +225,7 @@ export class RevisionEdits {
    * reference the signature dictionary is to be written under. A placeholder dictionary that only
    * this field names is replaced under its own number, so no half-made signature stays behind.
    */
-  fillSignatureField(appearance: FieldAppearance, text: AppearanceText): PdfRef {
+  fillSignatureField(appearance: FieldAppearance, text: AppearanceText, image?: EmbeddedImage, warnings: Warning[] = []): PdfRef {
     const field = this.structure.fields.find((f) => f.isTerminal && f.name === appearance.field);
     const notFound = (why: string) => new AppError(422, ErrorCode.FIELD_NOT_FOUND, why);
     if (!field) throw notFound(`The PDF has no form field named "${appearance.field}"; omit appearance.field or use an existing empty signature field.`);
@@ -246,7 +249,8 @@ export class RevisionEdits {
       const rect = this.array(widget.get('Rect')).map((n) => asNumber(this.resolve(n)) ?? 0);
       const width = Math.abs((rect[2] ?? 0) - (rect[0] ?? 0));
       const height = Math.abs((rect[3] ?? 0) - (rect[1] ?? 0));
-      const visible = width > 0 && height > 0 ? { AP: pdfDict({ N: this.appearanceStream(text, width, height) }) } : {};
+      const visible = width > 0 && height > 0 ? { AP: pdfDict({ N: this.appearanceStream(text, width, height, image) }) } : {};
+      if (image && !visible.AP) warnings.push(warning('SIGNATURE_IMAGE_NOT_DRAWN', `The signature field "${appearance.field}" has no visible box: appearance.image was not drawn.`, appearance.field));
       const changed = withEntries(widget, { ...visible, F: 132 });
       if (isWidget) fieldCopy = changed;
       else if (widgetRef) this.writer.set(widgetRef, changed);

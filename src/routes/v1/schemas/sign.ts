@@ -40,6 +40,15 @@ export const AuditTrailSchema = Type.Array(AuditEventSchema, {
   description: 'What the signer did, in order. At least one "submit" event (the act of signing) is required.',
 });
 
+/** Base64 of at most 1 MB (MAX_APPEARANCE_IMAGE_BYTES), counted before decoding. */
+const AppearanceImageSchema = Type.String({
+  minLength: 1,
+  maxLength: Math.ceil((1024 * 1024) / 3) * 4,
+  contentEncoding: 'base64',
+  description: 'docproc extra: a PNG or JPEG (base64, at most 1 MB and 4 megapixels) drawn in the box left of the text, as tall as the box, aspect kept. ' +
+    'In multipart, send it as the file part `appearanceImage` instead.',
+});
+
 export const SignAppearanceSchema = Type.Union([
   Type.Object(
     {
@@ -48,11 +57,15 @@ export const SignAppearanceSchema = Type.Union([
       y: Type.Number({ description: 'PDF points from the bottom edge of the page.' }),
       width: Type.Number({ exclusiveMinimum: 0 }),
       height: Type.Number({ exclusiveMinimum: 0 }),
+      image: Type.Optional(AppearanceImageSchema),
     },
     { additionalProperties: false, description: 'A visible signature box showing the signer name, time and reason.' },
   ),
   Type.Object(
-    { field: Type.String({ minLength: 1, description: 'Full name of an existing, empty signature field to fill.' }) },
+    {
+      field: Type.String({ minLength: 1, description: 'Full name of an existing, empty signature field to fill (one another tool made, an @signpdf placeholder included).' }),
+      image: Type.Optional(AppearanceImageSchema),
+    },
     { additionalProperties: false },
   ),
 ], { description: 'Without it the signature is invisible (a zero-size widget on page 1).' });
@@ -143,7 +156,7 @@ export const SignMultipartFieldsSchema = Type.Object({
   reason: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.reason] })),
   location: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.location] })),
   contactInfo: Type.Optional(Type.String({ maxLength: 500, examples: [signOptionalPartExamples.contactInfo] })),
-  appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}.', examples: [signOptionalPartExamples.appearance] })),
+  appearance: Type.Optional(Type.String({ description: 'JSON: {"page","x","y","width","height"} or {"field"}. The image goes in the `appearanceImage` file part.', examples: [signOptionalPartExamples.appearance] })),
   certify: Type.Optional(CertifySchema),
 });
 
