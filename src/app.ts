@@ -18,6 +18,8 @@ import { openApiOptions } from './http/openapi.js';
 import { installBodyBudget } from './http/body-budget.js';
 import { InflightBodyBudget, installInflightBodyBudget } from './http/inflight-bodies.js';
 import { installClosedSchemas } from './http/closed-schemas.js';
+import { installResponseDocs } from './http/response-docs.js';
+import { installMultipartTwins } from './http/multipart-twin.js';
 import { validatorCompilerFactory } from './http/validator-compiler.js';
 import { installJobContext } from './http/job-context.js';
 import { installJsonDepthCheck } from './http/json-depth.js';
@@ -101,6 +103,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   installErrorHandling(app, { maxFileBytes: config.limits.maxFileBytes });
   installClosedSchemas(app);
+  installResponseDocs(app);
+  installMultipartTwins(app);
   installMetrics(app, services.metrics);
   installAuth(app, services.store, config.pepper, { max: config.limits.rateLimitPerWindow, windowSeconds: config.limits.rateLimitWindowSeconds });
   installLimits(app, services.store, config.limits);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import { readableSize } from './sizes.js';
 
@@ -15,8 +15,8 @@ declare module 'fastify' {
  * budget is refused before a byte of the body is read; a chunked multipart body is bounded by the
  * part limits (files × MAX_FILE_BYTES, fields × MULTIPART_FIELD_MAX_BYTES).
  */
-export function bodyBudget(bytes: number) {
-  return { bodyLimit: bytes, config: { bodyBudget: bytes } };
+export function bodyBudget(bytes: number, config: FastifyContextConfig = {}) {
+  return { bodyLimit: bytes, config: { ...config, bodyBudget: bytes } };
 }
 
 /** Requests without a body need none: a small budget for GET routes. */

@@ -25,8 +25,16 @@ export function openApiOptions(version: string): SwaggerOptions {
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key from /v1/auth/verify (starts with dps_)' },
-          metricsToken: { type: 'http', scheme: 'bearer', description: "The service's METRICS_TOKEN (operators only)" },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'For every /v1 operation: your API key (starts with `dps_`), from GET /v1/auth/register then GET /v1/auth/verify. Paste the key alone; it is sent as `Authorization: Bearer <key>`.',
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "Only for GET /metrics, and only for the service's operators: the METRICS_TOKEN the service was started with (not an API key). Leave it empty to call the API.",
+          },
         },
       },
       security: [{ bearerAuth: [] }],

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { bearerToken, countingFailures, unauthorized } from '../http/auth.js';
-import { problemResponses } from '../http/problem.js';
+import { errorResponses } from '../http/response-docs.js';
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import type { Services } from '../services.js';
 
@@ -40,7 +40,7 @@ export default function metricsRoutes(services: Services): FastifyPluginAsyncTyp
           tags: ['Operations'],
           summary: 'Prometheus metrics',
           description: 'Prometheus text exposition format (request counts and durations, worker and office pool state, process metrics). Needs the METRICS_TOKEN (not an API key); switched off (404) when the service has none.',
-          response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: Type.String({ examples: ['# HELP docproc_http_requests_total HTTP requests by route and status\n# TYPE docproc_http_requests_total counter\ndocproc_http_requests_total{method="POST",route="/v1/convert",status="200"} 42\n'] }) } } }, ...problemResponses(401, 404, 429, 503) },
+          response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: Type.String({ examples: ['# HELP docproc_http_requests_total HTTP requests by route and status\n# TYPE docproc_http_requests_total counter\ndocproc_http_requests_total{method="POST",route="/v1/convert",status="200"} 42\n'] }) } } }, ...errorResponses('AUTHENTICATION_ERROR', 'NOT_FOUND', 'RATE_LIMIT_ERROR', 'STORE_UNAVAILABLE') },
         },
       },
       async (_request, reply) => {

@@ -7,6 +7,7 @@ import { SmtpPeer } from '../support/smtp-peer.js';
 import { buildTestApp, uniqueEmail, type TestApp } from '../support/test-app.js';
 import { generateOpenApiDocument } from '../support/openapi-document.js';
 import { compileClient, runClient } from '../support/client-types.js';
+import { ERROR_CATALOG } from '../../src/errors/catalog.js';
 
 /**
  * The committed OpenAPI document is what the routes produce, and a client generated from it
@@ -42,19 +43,45 @@ describe('OpenAPI document', () => {
     expect(committed).toBe(await generateOpenApiDocument());
   });
 
-  it('is served at /openapi.json and every operation has an id, a tag and Problem errors', async () => {
+  it('is served at /openapi.json; every operation has an id, a tag, one example per error status naming its codes, and its headers', async () => {
+    type Media = { schema?: { $ref?: string; allOf?: [{ $ref?: string }, { properties: { code: { enum: string[] } } }]; format?: string }; example?: { code?: string; status?: number } };
+    type Response = { description: string; headers?: Record<string, unknown>; content?: Record<string, Media> };
     const res = await fetch(`${baseUrl}/openapi.json`);
-    const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string; tags?: string[]; responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }>> };
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { operationId?: string; tags?: string[]; security?: unknown[]; responses: Record<string, Response> }>> };
     for (const [p, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        expect(op.operationId, `${method} ${p}`).toBeTruthy();
-        expect(op.tags?.length, `${method} ${p}`).toBeGreaterThan(0);
+        const where = `${method} ${p}`;
+        expect(op.operationId, where).toBeTruthy();
+        expect(op.tags?.length, where).toBeGreaterThan(0);
+        const keyed = !(Array.isArray(op.security) && op.security.length === 0) && !['/', '/v1/health', '/v1/health/ready'].includes(p);
         for (const [status, r] of Object.entries(op.responses)) {
-          if (Number(status) >= 400 && r.content?.['application/problem+json']) {
-            expect(r.content['application/problem+json'].schema?.$ref).toBe('#/components/schemas/Problem');
-          }
+          expect(r.description, `${where} ${status}`).not.toBe('Default Response');
+          const headers = Object.keys(r.headers ?? {});
+          expect(headers, `${where} ${status}`).toContain('X-Request-Id');
+          if (keyed && p !== '/metrics') expect(headers, `${where} ${status}`).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
+          if (status === '429' || status === '503') expect(headers, `${where} ${status}`).toContain('Retry-After');
+          const binary = Object.values(r.content ?? {}).some((m) => m.schema?.format === 'binary');
+          if (status === '200' && binary) expect(headers, where).toEqual(expect.arrayContaining(['Content-Disposition', 'X-Docproc-Warnings']));
+          // Readiness answers 503 with its own report (for load balancers), not a problem.
+          if (Number(status) < 400 || (p === '/v1/health/ready' && status === '503')) continue;
+          const media = r.content?.['application/problem+json'];
+          expect(media?.schema?.allOf?.[0].$ref, `${where} ${status}`).toBe('#/components/schemas/Problem');
+          const codes = media!.schema!.allOf![1].properties.code.enum;
+          expect(codes.length, `${where} ${status}`).toBeGreaterThan(0);
+          for (const code of codes) expect(ERROR_CATALOG[code as keyof typeof ERROR_CATALOG].statuses, `${where}: ${code} with ${status}`).toContain(Number(status));
+          expect(media!.example, `${where} ${status}`).toMatchObject({ status: Number(status), code: codes[0] });
+          for (const code of codes) expect(r.description, `${where} ${status}`).toContain(`\`${code}\``);
         }
       }
+    }
+    const verify = doc.paths['/v1/verify']!.post!.responses['200']!;
+    expect(verify.description).toMatch(/^The verification report/);
+    expect(Object.keys(verify.headers ?? {})).toContain('X-Docproc-Warnings');
+    // Both body forms of annotate, sign and verify are also separate operations (one body each).
+    for (const name of ['annotate', 'sign', 'verify']) {
+      const twin = doc.paths[`/v1/${name}/multipart`]!.post! as unknown as { operationId: string; requestBody: { content: Record<string, unknown> } };
+      expect(twin.operationId).toBe(`${name}Multipart`);
+      expect(Object.keys(twin.requestBody.content)).toEqual(['multipart/form-data']);
     }
   });
 });

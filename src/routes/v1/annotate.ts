@@ -5,7 +5,7 @@ import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
 import { validationError } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
-import { problemResponses } from '../../http/problem.js';
+import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { validateValue } from '../../http/validate.js';
 import { detectFormat } from '../../inputs/detect-format.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
@@ -42,7 +42,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
     app.post(
       '/annotate',
       {
-        ...bodyBudget(services.config.limits.maxJsonBytes),
+        ...bodyBudget(services.config.limits.maxJsonBytes, { multipartTwin: true }),
         schema: {
           operationId: 'annotate',
           tags: ['Annotate'],
@@ -59,7 +59,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
               'multipart/form-data': { schema: AnnotateMultipartSchema },
             },
           } as never,
-          response: { ...documentResponses(['docx', 'pdf'], true), ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+          response: { ...documentResponses(['docx', 'pdf'], true), ...errorResponses(...DOCUMENT_ERRORS, ...URL_INPUT_ERRORS, ...RENDER_ERRORS, 'TEMPLATE_INVALID', 'FIELD_NOT_FOUND', 'TABLE_SHAPE_MISMATCH', 'MISSING_VALUES', 'RAW_XML_INVALID') },
         },
       },
       async (request, reply) => {

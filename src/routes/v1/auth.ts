@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bearerToken } from '../../http/auth.js';
-import { problemResponses } from '../../http/problem.js';
+import { errorResponses, KEYED_ERRORS } from '../../http/response-docs.js';
 import type { Services } from '../../services.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Your e-mail address', examples: ['ada@example.com'] });
@@ -28,7 +28,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           querystring: Type.Object({ email: Email }, { additionalProperties: false }),
           response: {
             200: Type.String({ examples: [REGISTER_REPLY] }),
-            ...problemResponses(400, 429, 503),
+            ...errorResponses(['VALIDATION_ERROR', 400], 'RATE_LIMIT_ERROR', 'MAIL_UNAVAILABLE', 'STORE_UNAVAILABLE', 'INTERNAL_ERROR'),
           },
         },
       },
@@ -55,7 +55,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           ),
           response: {
             200: Type.String({ description: 'The API key', examples: ['dps_4Vq0bX3kT9mW2sR7yL1pN8cH5jD6fG0aZ2x9Q1'] }),
-            ...problemResponses(400, 429, 503),
+            ...errorResponses(['VALIDATION_ERROR', 400], 'INVALID_CODE', 'RATE_LIMIT_ERROR', 'STORE_UNAVAILABLE', 'INTERNAL_ERROR'),
           },
         },
       },
@@ -75,7 +75,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
           tags: ['Account'],
           summary: 'Revoke the API key this request presents',
           description: 'The key stops working at once on every replica (they all read keys from the shared store), together with every key rotated from it and every key it was rotated from that is still in its grace period. Get a new one with /v1/auth/register and /v1/auth/verify.',
-          response: { 204: Type.Null({ description: 'Revoked' }), ...problemResponses(401, 429, 503) },
+          response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(...KEYED_ERRORS) },
         },
       },
       async (request, reply) => {
@@ -99,7 +99,7 @@ export default function authRoutes(services: Services): FastifyPluginAsyncTypebo
               key: Type.String({ description: 'The new API key', examples: ['dps_4Vq0bX3kT9mW2sR7yL1pN8cH5jD6fG0aZ2x9Q1'] }),
               previousKeyExpiresAt: Type.String({ format: 'date-time', description: 'When the presented key stops working, at the latest.' }),
             }),
-            ...problemResponses(401, 409, 429, 503),
+            ...errorResponses(...KEYED_ERRORS, 'KEY_NOT_ACTIVE'),
           },
         },
       },

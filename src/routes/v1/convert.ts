@@ -8,7 +8,7 @@ import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-o
 import { AppError, ErrorCode } from '../../errors/app-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
-import { problemResponses } from '../../http/problem.js';
+import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS } from '../../http/response-docs.js';
 import type { Services } from '../../services.js';
 import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.js';
 import { StringEnum } from './schemas/string-enum.js';
@@ -74,7 +74,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           querystring: ConvertQuery,
           consumes: ['multipart/form-data'],
           body: ConvertMultipart,
-          response: { ...documentResponses(['pdf', 'docx'], false), ...problemResponses(400, 401, 413, 415, 422, 429, 503, 504) },
+          response: { ...documentResponses(['pdf', 'docx'], false), ...errorResponses(...DOCUMENT_ERRORS, ...RENDER_ERRORS) },
         },
         // Before body validation, so a JSON or raw body is told "wrong media type", not "missing field".
         preValidation: async (request) => {

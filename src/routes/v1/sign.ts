@@ -10,7 +10,7 @@ import { AppError, ErrorCode, fileTooLarge, invalidFile, unprocessable, validati
 import { MAX_APPEARANCE_IMAGE_BYTES } from '../../documents/sign/pdf/appearance-image.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
-import { problemResponses } from '../../http/problem.js';
+import { DOCUMENT_ERRORS, errorResponses, KEYED_ERRORS, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { validateValue } from '../../http/validate.js';
 import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
@@ -59,7 +59,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     app.post(
       '/sign',
       {
-        ...bodyBudget(services.config.limits.maxJsonBytes),
+        ...bodyBudget(services.config.limits.maxJsonBytes, { multipartTwin: true }),
         schema: {
           operationId: 'sign',
           tags: ['Sign'],
@@ -79,7 +79,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
               'multipart/form-data': { schema: SignMultipartSchema },
             },
           } as never,
-          response: { ...documentResponses(['pdf', 'docx'], true), ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+          response: { ...documentResponses(['pdf', 'docx'], true), ...errorResponses(...DOCUMENT_ERRORS, ...URL_INPUT_ERRORS, ...RENDER_ERRORS, 'SIGNING_ERROR', 'INVALID_CERTIFICATE', 'CERTIFICATE_EXPIRED') },
         },
       },
       async (request, reply) => {
@@ -133,7 +133,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           tags: ['Sign'],
           summary: "The service's current signing certificate",
           description: 'As SuperDoc publishes it (version, algorithm, public key, SHA-256 fingerprint, validity, issuer), plus the certificate chain.',
-          response: { 200: VerifyKeyResponseSchema, ...problemResponses(401, 429, 503) },
+          response: { 200: VerifyKeyResponseSchema, ...errorResponses(...KEYED_ERRORS) },
         },
       },
       async () => describeCertificate((await services.signing()).identity),

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
 import type { DocxVerifyReport, VerifyReport } from '../../documents/verify/index.js';
 import { uploadedFile } from '../../http/multipart.js';
-import { problemResponses } from '../../http/problem.js';
+import { DOCUMENT_ERRORS, errorResponses, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { detectFormat } from '../../inputs/detect-format.js';
 import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
@@ -31,7 +31,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
     app.post(
       '/verify',
       {
-        ...bodyBudget(services.config.limits.maxJsonBytes),
+        ...bodyBudget(services.config.limits.maxJsonBytes, { multipartTwin: true }),
         schema: {
           operationId: 'verify',
           tags: ['Verify'],
@@ -46,7 +46,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
               'multipart/form-data': { schema: VerifyMultipartSchema },
             },
           } as never,
-          response: { 200: VerifyAnswerSchema, ...problemResponses(400, 401, 413, 415, 422, 429, 503) },
+          response: { 200: VerifyAnswerSchema, ...errorResponses(...DOCUMENT_ERRORS, ...URL_INPUT_ERRORS) },
         },
       },
       async (request) => {

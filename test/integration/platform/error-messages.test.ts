@@ -60,6 +60,20 @@ describe('multipart part names', () => {
   });
 });
 
+describe('the multipart operations', () => {
+  it('refuse a JSON body, naming the JSON operation', async () => {
+    const { status, body } = await postJson('/v1/sign/multipart', { document: { base64: PDF.toString('base64') } });
+    expect(status).toBe(415);
+    expect(body.detail).toBe('This is the multipart form of POST /v1/sign: send multipart/form-data here, or JSON to /v1/sign.');
+  });
+
+  it('take the same multipart body and give the same part-name advice', async () => {
+    const { status, body } = await postMultipart('/v1/verify/multipart', { document: { data: PDF, filename: 'a.pdf' } });
+    expect(status).toBe(400);
+    expect(body.detail).toBe('Unexpected part `document`; send the file as `file`.');
+  });
+});
+
 describe('schema messages', () => {
   it('a missing submit event names the value expected', async () => {
     const { status, body } = await postJson('/v1/sign', {

@@ -260,7 +260,10 @@ export const VerifyResponseSchema = Type.Union([VerifyPdfResponseSchema, VerifyD
 /** What POST /v1/verify answers: the engine's report plus `warnings`, the report's notes (document, signatures, time-stamps) in one list. */
 const withWarnings = <T extends typeof VerifyPdfResponseSchema | typeof VerifyDocxResponseSchema>(report: T) =>
   Type.Composite([report, Type.Object({ warnings: WarningsSchema })]);
-export const VerifyAnswerSchema = Type.Union([withWarnings(VerifyPdfResponseSchema), withWarnings(VerifyDocxResponseSchema)]);
+export const VerifyAnswerSchema = Type.Union([withWarnings(VerifyPdfResponseSchema), withWarnings(VerifyDocxResponseSchema)], {
+  title: 'VerifyReport',
+  description: 'The verification report: a PDF report (document.format "pdf") or a DOCX report (document.format "docx"), with `valid`, the signers, every signature and `warnings`.',
+});
 
 export type VerifyJsonBody = Static<typeof VerifyJsonBodySchema>;
 export type VerifyResponse = Static<typeof VerifyResponseSchema>;
