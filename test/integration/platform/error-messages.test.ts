@@ -56,7 +56,7 @@ describe('multipart part names', () => {
   it('an undeclared text field lists the parts the operation takes', async () => {
     const { status, body } = await postMultipart('/v1/verify', { file: { data: PDF, filename: 'a.pdf' }, trust: 'x' });
     expect(status).toBe(400);
-    expect(body.detail).toBe('Unexpected part `trust`; this operation takes the parts `file`.');
+    expect(body.detail).toMatch(/^Unexpected part `trust`; this operation takes the parts `file`(, `\w+`)*\.$/);
   });
 });
 
