@@ -108,21 +108,72 @@ function parseError(problem: 'syntax' | 'depth' | 'proto', message = ''): Error 
   return validationError(`body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`, [{ field: 'body', issue: `nesting deeper than ${MAX_JSON_DEPTH}` }]);
 }
 
+/**
+ * The body's bytes, copied chunk by chunk as they arrive into one buffer of its declared length (a
+ * chunked body grows one): Fastify's collection concatenates them at the end, ~0.1 s of the event
+ * loop for 38 MB. Past `limit` bytes 413, a body shorter or longer than its Content-Length 400.
+ */
+function collectBody(request: FastifyRequest, payload: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers['content-length']);
+  const sized = Number.isSafeInteger(declared) && declared >= 0;
+  return new Promise((resolve, reject) => {
+    if (sized && declared > limit) {
+      reject(Object.assign(new Error('Request body is too large'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }));
+      return;
+    }
+    let body = Buffer.allocUnsafe(sized ? declared : 64 * 1024);
+    let received = 0;
+    let settled = false;
+    const fail = (err: Error) => {
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      if (!settled) reject(err);
+      settled = true;
+    };
+    const onData = (chunk: Buffer) => {
+      if (received + chunk.length > limit) return fail(Object.assign(new Error('Request body is too large'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }));
+      if (received + chunk.length > body.length) {
+        if (sized) return fail(Object.assign(new Error('Request body size did not match Content-Length'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' }));
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(body.length * 2, received + chunk.length)));
+        body.copy(grown, 0, 0, received);
+        body = grown;
+      }
+      chunk.copy(body, received);
+      received += chunk.length;
+    };
+    const onEnd = () => {
+      if (sized && received !== declared) return fail(Object.assign(new Error('Request body size did not match Content-Length'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' }));
+      settled = true;
+      resolve(received === body.length ? body : body.subarray(0, received));
+    };
+    payload.on('data', onData);
+    payload.once('end', onEnd);
+    payload.once('error', fail);
+    // A client gone before the end: nothing more will come (the buffer is let go with the listeners).
+    payload.once('close', () => fail(Object.assign(new Error('The request was aborted before its body arrived'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' })));
+  });
+}
+
 /** Replaces Fastify's JSON parser: small bodies as before, large ones on the parser thread. */
-export function installJsonBodyParser(app: FastifyInstance): void {
+export function installJsonBodyParser(app: FastifyInstance, defaultLimit: number): void {
   const thread = new JsonParserThread();
   const small = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
-    if (body.length === 0) {
-      done(Object.assign(new Error('Body cannot be empty when content-type is set to application/json'), { statusCode: 400, code: 'FST_ERR_CTP_EMPTY_JSON_BODY' }));
-      return;
-    }
-    if (body.length < LARGE_JSON_BYTES) {
-      small(request, body.toString('utf8'), done);
-      return;
-    }
-    thread.parse(body).then((value) => done(null, value), (err: Error) => done(err));
+  app.addContentTypeParser('application/json', (request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, value?: unknown) => void) => {
+    collectBody(request, payload, request.routeOptions.bodyLimit ?? defaultLimit).then(
+      (body) => {
+        if (body.length === 0) {
+          done(Object.assign(new Error('Body cannot be empty when content-type is set to application/json'), { statusCode: 400, code: 'FST_ERR_CTP_EMPTY_JSON_BODY' }));
+          return;
+        }
+        if (body.length < LARGE_JSON_BYTES) {
+          small(request, body.toString('utf8'), done);
+          return;
+        }
+        thread.parse(body).then((value) => done(null, value), (err: Error) => done(err));
+      },
+      (err: Error) => done(err),
+    );
   });
   app.addHook('onClose', () => thread.close());
 }
