@@ -1,18 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Document, Element } from '@xmldom/xmldom';
-import { verifySignature, type SignatureScheme } from './algorithms.js';
 import { parseCert, type Cert } from './certificates.js';
 import { portableAnchors, readPemBundle, type PortableAnchor } from './trust.js';
-import { C14N_ALGORITHMS, canonicalize } from '../ooxml/c14n.js';
 import { NS } from '../ooxml/constants.js';
 import { childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from '../ooxml/xml.js';
-import { decodeBase64, xmlSignatureScheme } from '../verify/docx/algorithms.js';
-import { checkReference, indexIds } from '../verify/docx/references.js';
+import { decodeBase64 } from '../xml-dsig/algorithms.js';
+import { checkReference, indexIds } from '../xml-dsig/references.js';
+import { signatureValueSigner, signedInfoMethods } from '../xml-dsig/signed-info.js';
 
 /**
  * EU trusted lists (ETSI TS 119 612): the list of trusted lists (LOTL) and national lists, read from
  * files. Each list's enveloped XML signature is checked with the project's one XML-DSig reader
- * (verify/docx/references.ts: references, transforms, the one C14N in ooxml/c14n.ts): the LOTL must
+ * (xml-dsig/: references, transforms, SignedInfo and SignatureValue; the one C14N in ooxml/c14n.ts): the LOTL must
  * be signed by a configured signer (TRUST_LIST_SIGNERS), a national list by a configured signer or
  * by a certificate the verified LOTL names for its territory. The certificates of qualified services
  * (CA/QC: qualified certificate issuers; TSA/QTST: qualified time-stamping) become trust anchors for
@@ -88,16 +87,11 @@ export function verifyListSignature(doc: Document, allowed: Cert[]): Cert {
     if (whole && check.transforms.includes('enveloped-signature')) coversList = true;
   }
   if (!coversList) throw new TrustedListError('its signature does not cover the whole list');
-  const c14nMethod = firstChild(signedInfo, NS.dsig, 'CanonicalizationMethod');
-  const c14n = C14N_ALGORITHMS[c14nMethod?.getAttribute('Algorithm') ?? ''];
-  const scheme = xmlSignatureScheme(firstChild(signedInfo, NS.dsig, 'SignatureMethod')?.getAttribute('Algorithm') ?? '');
+  const { c14n, scheme } = signedInfoMethods(signedInfo);
   if (!c14n || !scheme) throw new TrustedListError('its signature uses an unsupported canonicalization or signature method');
-  const prefixes = c14nMethod && firstChild(c14nMethod, 'http://www.w3.org/2001/10/xml-exc-c14n#', 'InclusiveNamespaces')?.getAttribute('PrefixList')?.split(/\s+/).filter(Boolean);
-  const canonical = Buffer.from(canonicalize(signedInfo, { ...c14n, inclusivePrefixes: prefixes ?? undefined }), 'utf8');
-  const value = decodeBase64(textOf(signatureValue));
   const keyInfo = firstChild(signature, NS.dsig, 'KeyInfo');
   const candidates = keyInfo ? descendants(keyInfo, NS.dsig, 'X509Certificate').flatMap((c) => parseCert(decodeBase64(textOf(c))) ?? []) : [];
-  const signer = candidates.find((cert) => verifySignature(scheme as SignatureScheme, cert.x509.publicKey, canonical, value));
+  const signer = signatureValueSigner(signedInfo, signatureValue, candidates);
   if (!signer) throw new TrustedListError('its SignatureValue does not verify with the certificate in its KeyInfo');
   if (!allowed.some((cert) => cert.x509.fingerprint256 === signer.x509.fingerprint256)) {
     throw new TrustedListError(`it is signed by "${signer.x509.subject.split('\n').join(', ')}", which is not an allowed signer of this list`);

@@ -1,17 +1,18 @@
 import type { Document, Element } from '@xmldom/xmldom';
 import { createHash } from 'node:crypto';
-import { describeScheme, schemeHash, verifySignature, type SignatureScheme } from '../../pki/algorithms.js';
+import { describeScheme, schemeHash } from '../../pki/algorithms.js';
 import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
 import { buildChain } from '../../pki/chain.js';
 import { anchorReport, developmentAnchorWarning } from '../../pki/trust.js';
 import type { TrustStore } from '../../pki/trust.js';
 import { readTimestampToken } from '../../pki/timestamp.js';
-import { DIGEST_METHODS, decodeBase64, xmlSignatureScheme } from './algorithms.js';
+import { DIGEST_METHODS, decodeBase64 } from '../../xml-dsig/algorithms.js';
 import { C14N_ALGORITHMS, canonicalize } from '../../ooxml/c14n.js';
 import { NS } from '../../ooxml/constants.js';
 import type { OpcPackage } from '../../ooxml/package.js';
 import { childElements, decodeXmlBytes, descendants, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
-import { checkReference, describeC14n, indexIds, type ReferenceCheck, type ReferenceContext } from './references.js';
+import { checkReference, describeC14n, indexIds, type ReferenceCheck, type ReferenceContext } from '../../xml-dsig/references.js';
+import { signatureValueSigner, signedInfoMethods } from '../../xml-dsig/signed-info.js';
 import { unsignedScope } from './scope.js';
 import type { DocxSignatureReport, DocxSignedPart } from './types.js';
 
@@ -215,10 +216,7 @@ class SignatureEvaluator {
   }
 
   private checkSignatureValue(signedInfo: Element, signatureValue: Element, certificates: Cert[]): void {
-    const c14nUri = firstChild(signedInfo, NS.dsig, 'CanonicalizationMethod')?.getAttribute('Algorithm') ?? '';
-    const methodUri = firstChild(signedInfo, NS.dsig, 'SignatureMethod')?.getAttribute('Algorithm') ?? '';
-    const c14n = C14N_ALGORITHMS[c14nUri];
-    const scheme = xmlSignatureScheme(methodUri);
+    const { c14nUri, methodUri, c14n, scheme } = signedInfoMethods(signedInfo);
     this.report.canonicalization = c14n ? describeC14n(c14nUri) : c14nUri || null;
     this.report.signatureAlgorithm = scheme ? describeScheme(scheme) : methodUri || null;
     const hash = scheme && schemeHash(scheme);
@@ -227,13 +225,7 @@ class SignatureEvaluator {
     if (!scheme) this.findings.unsupported ??= `signature method ${methodUri || '(none)'}`;
     if (hash === 'sha1') this.findings.weakAlgorithm ??= 'SHA-1';
     if (!c14n || !scheme) return;
-    const prefixes = firstChild(firstChild(signedInfo, NS.dsig, 'CanonicalizationMethod')!, 'http://www.w3.org/2001/10/xml-exc-c14n#', 'InclusiveNamespaces')
-      ?.getAttribute('PrefixList')
-      ?.split(/\s+/)
-      .filter(Boolean);
-    const canonical = Buffer.from(canonicalize(signedInfo, { ...c14n, inclusivePrefixes: prefixes }), 'utf8');
-    const value = decodeBase64(textOf(signatureValue));
-    const verifying = certificates.find((cert) => verifySignature(scheme as SignatureScheme, cert.x509.publicKey, canonical, value));
+    const verifying = signatureValueSigner(signedInfo, signatureValue, certificates);
     this.report.cryptoValid = !!verifying;
     this.findings.signerCert = verifying ?? certificates[0];
   }

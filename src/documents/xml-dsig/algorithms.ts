@@ -1,4 +1,4 @@
-import type { HashName, SignatureScheme } from '../../pki/algorithms.js';
+import type { HashName, SignatureScheme } from '../pki/algorithms.js';
 
 /** XML-DSig digest method URIs (RFC 6931 and the XML-DSig/XML-Enc recommendations). */
 export const DIGEST_METHODS: Record<string, HashName> = {

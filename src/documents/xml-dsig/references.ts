@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Document, Element, Node } from '@xmldom/xmldom';
-import type { HashName } from '../../pki/algorithms.js';
+import type { HashName } from '../pki/algorithms.js';
 import { DIGEST_METHODS, decodeBase64 } from './algorithms.js';
-import { C14N_ALGORITHMS, canonicalize } from '../../ooxml/c14n.js';
-import { NS, RELATIONSHIP_TRANSFORM } from '../../ooxml/constants.js';
-import type { OpcPackage } from '../../ooxml/package.js';
-import { normalisePartName } from '../../ooxml/part-names.js';
-import { childElements, decodeXmlBytes, firstChild, parseXml, textOf } from '../../ooxml/xml.js';
-import { applyRelationshipTransform, relationshipSelection } from '../../ooxml/relationship-transform.js';
+import { C14N_ALGORITHMS, canonicalize } from '../ooxml/c14n.js';
+import { NS, RELATIONSHIP_TRANSFORM } from '../ooxml/constants.js';
+import type { OpcPackage } from '../ooxml/package.js';
+import { normalisePartName } from '../ooxml/part-names.js';
+import { childElements, decodeXmlBytes, firstChild, parseXml, textOf } from '../ooxml/xml.js';
+import { applyRelationshipTransform, relationshipSelection } from '../ooxml/relationship-transform.js';
 
 const EXC_C14N_NS = 'http://www.w3.org/2001/10/xml-exc-c14n#';
 
