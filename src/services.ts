@@ -5,7 +5,7 @@ import { AccountService } from './accounts/account-service.js';
 import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
 import { WorkerPool } from './compute/worker-pool.js';
 import { ConfigError, type Config } from './config.js';
-import { AppError, ErrorCode } from './errors/app-error.js';
+import { DomainError, ErrorCode } from './errors/domain-error.js';
 import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
 import type { ConversionStages } from './office/stages.js';
@@ -138,7 +138,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   };
   const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode, format }, job);
   const assertCanRenderPdf = () => {
-    if (!office) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
+    if (!office) throw new DomainError(ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     return office;
   };
 

@@ -6,7 +6,7 @@ import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignOptions, SignRequest } from '../src/documents/sign/types.js';
 import { addDocumentTimestamp, addValidationData, type SignatureLevel } from '../src/documents/sign/ltv.js';
 import { revocationFetcher, type RevocationFetchPolicy } from '../src/documents/pki/revocation/fetcher.js';
-import { ErrorCode, unprocessable } from '../src/errors/app-error.js';
+import { ErrorCode, DomainError } from '../src/errors/domain-error.js';
 import type { PortableAnchor } from '../src/documents/pki/trust.js';
 
 /** Structured-clonable input of the `signPdfTask` and `signDocxTask` worker tasks. */
@@ -59,7 +59,7 @@ async function raiseLevel(document: Buffer, level: 'B-LT' | 'B-LTA', input: Pick
   const budgetNote = fetcher?.budgetNote();
   warnings.push(...(budgetNote ? [warning('VALIDATION_DATA_INCOMPLETE', budgetNote)] : []), ...lt.warnings);
   if (level === 'B-LT') return lt.document;
-  if (!input.tsa) throw unprocessable(ErrorCode.SIGNING_ERROR, 'B-LTA needs a time-stamp authority (TSA_URL) for its document time-stamp; this service has none.');
+  if (!input.tsa) throw new DomainError(ErrorCode.SIGNING_ERROR, 'B-LTA needs a time-stamp authority (TSA_URL) for its document time-stamp; this service has none.');
   return addDocumentTimestamp(lt.document, input.tsa);
 }
 

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, hashApiKey } from './api-keys.js';
 import { emailId, generateCode, hashCode, normalizeEmail } from './codes.js';
@@ -38,12 +38,12 @@ const ADDRESS_TRIES_FACTOR = 10;
  * SuperDoc documents it for /v1/auth/verify (clients generated from its document expect no 401 there).
  */
 const invalidCode = () =>
-  new AppError(400, ErrorCode.INVALID_CODE, 'The verification code is not valid: it is wrong, expired, already used or was never requested. Request a new one if needed.');
+  new DomainError(ErrorCode.INVALID_CODE, 'The verification code is not valid: it is wrong, expired, already used or was never requested. Request a new one if needed.');
 
 const tooMany = (message: string, resetMs: number) =>
-  new AppError(429, ErrorCode.RATE_LIMIT_ERROR, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
+  new DomainError(ErrorCode.RATE_LIMIT_ERROR, message, { retryAfterSeconds: resetMs / 1000 });
 
-const unknownKey = () => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
+const unknownKey = () => new DomainError(ErrorCode.AUTHENTICATION_ERROR, 'Unknown API key.');
 
 /** Registration by e-mailed code and the minting of API keys. */
 export class AccountService {
@@ -70,7 +70,7 @@ export class AccountService {
         text: `Your docproc verification code is ${code}\n\nIt is valid for ${minutes} minutes and can be used once.\nIf you did not ask for it, ignore this mail.\n`,
       });
     } catch (err) {
-      throw new AppError(503, ErrorCode.MAIL_UNAVAILABLE, 'The verification mail could not be sent; try again shortly.', { cause: err, headers: { 'retry-after': '30' } });
+      throw new DomainError(ErrorCode.MAIL_UNAVAILABLE, 'The verification mail could not be sent; try again shortly.', { cause: err, retryAfterSeconds: 30 });
     }
   }
 
@@ -125,7 +125,7 @@ export class AccountService {
       case 'missing':
         throw unknownKey();
       case 'not-active':
-        throw new AppError(409, ErrorCode.KEY_NOT_ACTIVE, 'This key has been rotated already and only works until its grace period ends; rotate its successor instead (or revoke it with DELETE /v1/auth/key).');
+        throw new DomainError(ErrorCode.KEY_NOT_ACTIVE, 'This key has been rotated already and only works until its grace period ends; rotate its successor instead (or revoke it with DELETE /v1/auth/key).');
       case 'rate-limited':
         throw tooMany(`At most ${this.settings.keyRotationsPerHour} key rotations per account per hour.`, outcome.resetMs);
     }

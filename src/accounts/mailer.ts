@@ -1,5 +1,4 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { FastifyBaseLogger } from 'fastify';
 
 export interface Mail {
   to: string;
@@ -42,10 +41,15 @@ export class SmtpMailer implements Mailer {
   }
 }
 
+/** The one log call the dev outbox makes (any pino/Fastify logger fits). */
+export interface MailLog {
+  warn(details: object, message: string): void;
+}
+
 /** Embedded default without SMTP: the mail goes to the log, clearly marked as a dev outbox. */
 export class LogMailer implements Mailer {
   readonly kind = 'log' as const;
-  constructor(private readonly log: FastifyBaseLogger) {}
+  constructor(private readonly log: MailLog) {}
 
   async send(mail: Mail): Promise<void> {
     this.log.warn({ devOutbox: { to: mail.to, subject: mail.subject, text: mail.text } }, 'DEV OUTBOX (SMTP_URL not set): mail not sent, written here instead');

@@ -1,20 +1,19 @@
-import { AppError, type ErrorCode, type ErrorDetail } from '../errors/app-error.js';
+import { DomainError, type ErrorCode, type ErrorDetail } from '../errors/domain-error.js';
 
 /**
  * Errors do not survive the structured clone between a Piscina worker and the main thread
- * (only name/message/stack do), so worker tasks reply with an envelope that carries an
- * AppError's fields, and the pool turns it back into an AppError on this side.
+ * (only name/message/stack do), so worker tasks reply with an envelope that carries a
+ * DomainError's fields, and the pool turns it back into a DomainError on this side.
  */
-export interface SerializedAppError {
-  status: number;
+export interface SerializedDomainError {
   code: string;
   message: string;
   details?: ErrorDetail[];
-  headers?: Record<string, string>;
   extensions?: Record<string, unknown>;
+  retryAfterSeconds?: number;
 }
 
-export type TaskEnvelope<T> = { ok: true; value: T } | { ok: false; error: SerializedAppError };
+export type TaskEnvelope<T> = { ok: true; value: T } | { ok: false; error: SerializedDomainError };
 
 /** Wraps a worker task so typed errors cross the thread boundary intact. */
 export function envelopeTask<I, O>(task: (input: I) => O | Promise<O>): (input: I) => Promise<TaskEnvelope<O>> {
@@ -22,9 +21,9 @@ export function envelopeTask<I, O>(task: (input: I) => O | Promise<O>): (input: 
     try {
       return { ok: true, value: await task(input) };
     } catch (err) {
-      if (err instanceof AppError) {
-        const { status, code, message, details, headers, extensions } = err;
-        return { ok: false, error: { status, code, message, details, headers, extensions } };
+      if (err instanceof DomainError) {
+        const { code, message, details, extensions, retryAfterSeconds } = err;
+        return { ok: false, error: { code, message, details, extensions, retryAfterSeconds } };
       }
       throw err;
     }
@@ -33,7 +32,6 @@ export function envelopeTask<I, O>(task: (input: I) => O | Promise<O>): (input: 
 
 export function unwrapEnvelope<T>(envelope: TaskEnvelope<T>): T {
   if (envelope.ok) return envelope.value;
-  const { status, code, message, ...options } = envelope.error;
-  throw new AppError(status, code as ErrorCode, message, options);
+  const { code, message, ...options } = envelope.error;
+  throw new DomainError(code as ErrorCode, message, options);
 }
-

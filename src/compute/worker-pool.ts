@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { AppError, ErrorCode, callerGone, serviceBusy } from '../errors/app-error.js';
+import { DomainError, ErrorCode, callerGone, serviceBusy } from '../errors/domain-error.js';
 import { FairQueue, type JobContext } from './fair-queue.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
@@ -95,7 +95,7 @@ export class WorkerPool {
       }
       if (err instanceof Error && err.name === 'AbortError') throw this.timedOut();
       if (outOfMemory(err)) {
-        throw new AppError(422, ErrorCode.DOCUMENT_TOO_COMPLEX, `Processing needed more than the ${this.memoryMb} MB one request may use and was stopped; send a smaller or simpler document.`);
+        throw new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, `Processing needed more than the ${this.memoryMb} MB one request may use and was stopped; send a smaller or simpler document.`);
       }
       throw err;
     } finally {
@@ -149,8 +149,8 @@ export class WorkerPool {
     while (this.running < this.threads && this.waiting.size > 0) this.waiting.shift()!.admit();
   }
 
-  private timedOut(): AppError {
-    return new AppError(504, ErrorCode.PROCESSING_TIMEOUT, `Processing took longer than ${Math.round(this.taskTimeoutMs / 1000)} s and was stopped; send a smaller or simpler document.`);
+  private timedOut(): DomainError {
+    return new DomainError(ErrorCode.PROCESSING_TIMEOUT, `Processing took longer than ${Math.round(this.taskTimeoutMs / 1000)} s and was stopped; send a smaller or simpler document.`);
   }
 
   get stats() {

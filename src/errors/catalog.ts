@@ -1,4 +1,4 @@
-import { ErrorCode } from './app-error.js';
+import type { AnsweredCode } from './domain-error.js';
 
 export interface ErrorEntry {
   /** The HTTP statuses this code is answered with (most codes have one). */
@@ -8,10 +8,11 @@ export interface ErrorEntry {
 }
 
 /**
- * Every error `code` docproc answers, with its statuses and meaning. The README's error table and
+ * Every error `code` docproc answers, with its statuses and meaning (src/http/error-status.ts gives the
+ * status of each error; a test checks that the two agree). The README's error table and
  * the OpenAPI examples (one per status and operation, listing the codes) are checked against it.
  */
-export const ERROR_CATALOG: Record<ErrorCode, ErrorEntry> = {
+export const ERROR_CATALOG: Record<AnsweredCode, ErrorEntry> = {
   VALIDATION_ERROR: { statuses: [400, 422], meaning: 'The request does not match the operation: a missing or unexpected part or property, a wrong value (the message lists the allowed ones). `details` names each field. 422 when a well-formed request asks for something the document cannot take.' },
   AUTHENTICATION_ERROR: { statuses: [401], meaning: 'No API key, an unknown or revoked key (or, on /metrics, not the METRICS_TOKEN). Send `Authorization: Bearer <key>`.' },
   KEY_NOT_ACTIVE: { statuses: [409], meaning: 'The key was already rotated; rotate its successor.' },

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkKeyShape, hashApiKey } from '../accounts/api-keys.js';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import type { Store } from '../store/store.js';
 
 declare module 'fastify' {
@@ -20,7 +20,7 @@ export function isPublicRoute(request: FastifyRequest): boolean {
   return !url || request.routeOptions.config?.public === true || url === '/docs' || url.startsWith('/docs/');
 }
 
-export const unauthorized = (message: string) => new AppError(401, ErrorCode.AUTHENTICATION_ERROR, message);
+export const unauthorized = (message: string) => new DomainError(ErrorCode.AUTHENTICATION_ERROR, message);
 
 export function bearerToken(request: FastifyRequest, missing = 'Missing API key: send "Authorization: Bearer <key>" (get a key from /v1/auth/register).'): string {
   const header = request.headers.authorization;
@@ -56,11 +56,11 @@ export async function countingFailures<T>(request: FastifyRequest, store: Store,
   try {
     return await check();
   } catch (err) {
-    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    if (!(err instanceof DomainError) || err.code !== ErrorCode.AUTHENTICATION_ERROR) throw err;
     const hit = await store.hit(`authfail:ip:${request.ip}`, failures.windowSeconds);
     if (hit.count > failures.max) {
-      const retry = String(Math.max(1, Math.ceil(hit.resetMs / 1000)));
-      throw new AppError(429, ErrorCode.RATE_LIMIT_ERROR, `Too many requests without valid credentials from this address; retry after ${retry} s.`, { headers: { 'retry-after': retry } });
+      const retrySeconds = Math.max(1, Math.ceil(hit.resetMs / 1000));
+      throw new DomainError(ErrorCode.RATE_LIMIT_ERROR, `Too many requests without valid credentials from this address; retry after ${retrySeconds} s.`, { retryAfterSeconds: retrySeconds });
     }
     throw err;
   }

@@ -1,5 +1,5 @@
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import { readableSize } from './sizes.js';
 
 declare module 'fastify' {
@@ -27,7 +27,7 @@ export function installBodyBudget(app: FastifyInstance, fallback: number): void 
     const budget = request.routeOptions.config?.bodyBudget ?? fallback;
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > budget) {
-      throw new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body (${readableSize(declared)}) is larger than this operation accepts (${readableSize(budget)}); send a smaller document.`);
+      throw new DomainError(ErrorCode.FILE_TOO_LARGE, `The request body (${readableSize(declared)}) is larger than this operation accepts (${readableSize(budget)}); send a smaller document.`);
     }
   });
 }

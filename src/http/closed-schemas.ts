@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 
 /**
  * One rule for every operation: what a request may carry is what its schema declares. A query
@@ -47,7 +47,7 @@ export function installClosedSchemas(app: FastifyInstance): void {
     if (isObject(body) && !Buffer.isBuffer(body)) {
       const [first] = Object.keys(body);
       if (first !== undefined) {
-        throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The request is invalid: this operation takes no body, and body.${first} is not part of it.`, {
+        throw new DomainError(ErrorCode.VALIDATION_ERROR, `The request is invalid: this operation takes no body, and body.${first} is not part of it.`, {
           details: [{ field: `body.${first}`, issue: `unknown property "${first}"` }],
         });
       }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { toHttpFailure, type HttpFailure } from './error-status.js';
 import { buildProblem, problemContentType } from './problem.js';
 import { MULTIPART_COUNTS } from './multipart.js';
 import { readableSize } from './sizes.js';
@@ -21,41 +22,43 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: ErrorCode; messag
 };
 
 /** Size-limit errors Fastify raises itself, told in MB with the limit that applies to this route. */
-function sizeLimitError(fe: FastifyError, request: FastifyRequest, maxFileBytes: number): AppError | undefined {
+function sizeLimitError(fe: FastifyError, request: FastifyRequest, maxFileBytes: number): DomainError | undefined {
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = request.routeOptions.bodyLimit;
-    return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts${limit ? ` (${readableSize(limit)})` : ''}; send a smaller document, or a large file as a multipart part where the operation takes one.`);
+    return new DomainError(ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts${limit ? ` (${readableSize(limit)})` : ''}; send a smaller document, or a large file as a multipart part where the operation takes one.`);
   }
   if (fe.code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The uploaded file is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES).`);
+    return new DomainError(ErrorCode.FILE_TOO_LARGE, `The uploaded file is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES).`);
   }
   return undefined;
 }
 
-function toAppError(err: FastifyError | Error, request: FastifyRequest, maxFileBytes: number): AppError {
-  if (err instanceof AppError) return err;
+function failureOf(err: FastifyError | Error, request: FastifyRequest, maxFileBytes: number): HttpFailure {
+  if (err instanceof DomainError) return toHttpFailure(err);
   if (err instanceof StoreUnavailableError) {
-    return new AppError(503, ErrorCode.STORE_UNAVAILABLE, 'The service cannot reach its key store right now; try again shortly.', { headers: { 'retry-after': '5' } });
+    return toHttpFailure(new DomainError(ErrorCode.STORE_UNAVAILABLE, 'The service cannot reach its key store right now; try again shortly.', { retryAfterSeconds: 5 }));
   }
   const fe = err as FastifyError;
   if (fe.validation) {
     const details = validationDetails(fe.validation as never, fe.validationContext ?? 'request');
-    return new AppError(400, ErrorCode.VALIDATION_ERROR, summarize(details), { details });
+    return { status: 400, code: ErrorCode.VALIDATION_ERROR, message: summarize(details), details };
   }
   if (err instanceof SyntaxError && fe.statusCode === 400) {
-    return new AppError(400, ErrorCode.VALIDATION_ERROR, 'The body is not valid JSON.');
+    return { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'The body is not valid JSON.' };
   }
   const sized = sizeLimitError(fe, request, maxFileBytes);
-  if (sized) return sized;
+  if (sized) return toHttpFailure(sized);
   const known = fe.code ? FRAMEWORK_ERRORS[fe.code] : undefined;
-  if (known) return new AppError(known.status, known.code, known.message ?? fe.message);
+  if (known) return { status: known.status, code: known.code, message: known.message ?? fe.message };
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return new AppError(fe.statusCode, ErrorCode.VALIDATION_ERROR, fe.message);
+    return { status: fe.statusCode, code: ErrorCode.VALIDATION_ERROR, message: fe.message };
   }
-  return new AppError(500, ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged with the request id.');
+  return { status: 500, code: ErrorCode.INTERNAL_ERROR, message: 'An unexpected error occurred; it has been logged with the request id.' };
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError) {
+/** Sends a failure (a DomainError is mapped through http/error-status.ts) in the one problem+json format. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, failure: DomainError | HttpFailure) {
+  const error = failure instanceof DomainError ? toHttpFailure(failure) : failure;
   if (error.headers) reply.headers(error.headers);
   if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="docproc"');
   return reply
@@ -77,13 +80,13 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
 /** The one error handler: every failure, ours or Fastify's, leaves as one problem+json. */
 export function installErrorHandling(app: FastifyInstance, limits: { maxFileBytes: number }) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err, request, limits.maxFileBytes);
-    if (appError.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ code: appError.code, status: appError.status }, appError.message);
-    return sendProblem(request, reply, appError);
+    const failure = failureOf(err, request, limits.maxFileBytes);
+    if (failure.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: failure.code, status: failure.status }, failure.message);
+    return sendProblem(request, reply, failure);
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new AppError(404, ErrorCode.NOT_FOUND, `No operation at ${request.method} ${request.url.split('?')[0]}; see /docs.`)),
+    sendProblem(request, reply, new DomainError(ErrorCode.NOT_FOUND, `No operation at ${request.method} ${request.url.split('?')[0]}; see /docs.`)),
   );
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { serviceBusy } from '../errors/app-error.js';
+import { serviceBusy } from '../errors/domain-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

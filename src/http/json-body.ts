@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { validationError } from '../errors/app-error.js';
+import { validationError } from '../errors/domain-error.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 
 /**
  * Deepest nesting of arrays/objects a JSON body (or a JSON multipart field) may have. Templates
@@ -24,7 +24,7 @@ export function jsonDepthExceeds(value: unknown, maxDepth: number): boolean {
 
 export function assertJsonDepth(value: unknown, where: string): void {
   if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
-    throw new AppError(400, ErrorCode.VALIDATION_ERROR, `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`, {
+    throw new DomainError(ErrorCode.VALIDATION_ERROR, `${where} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`, {
       details: [{ field: where, issue: `nesting deeper than ${MAX_JSON_DEPTH}` }],
     });
   }

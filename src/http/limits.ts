@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import type { Store } from '../store/store.js';
 import { isPublicRoute } from './auth.js';
 
@@ -49,16 +49,16 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
       'x-ratelimit-reset': String(resetSeconds),
     });
     if (windowHit.count > settings.rateLimitPerWindow) {
-      throw new AppError(429, ErrorCode.RATE_LIMIT_ERROR, `Rate limit of ${settings.rateLimitPerWindow} requests per ${settings.rateLimitWindowSeconds} s exceeded; retry after ${resetSeconds} s.`, {
-        headers: { 'retry-after': String(resetSeconds) },
+      throw new DomainError(ErrorCode.RATE_LIMIT_ERROR, `Rate limit of ${settings.rateLimitPerWindow} requests per ${settings.rateLimitWindowSeconds} s exceeded; retry after ${resetSeconds} s.`, {
+        retryAfterSeconds: resetSeconds,
       });
     }
     if (!request.apiKeyId) return;
     const bucket = `conc:${request.apiKeyId}`;
     const holder = randomUUID();
     if (!(await store.acquireSlot(bucket, holder, settings.concurrencyPerKey, SLOT_TTL_SECONDS))) {
-      throw new AppError(429, ErrorCode.CONCURRENCY_LIMIT_ERROR, `At most ${settings.concurrencyPerKey} requests may run at once per API key; retry when one has finished.`, {
-        headers: { 'retry-after': '1' },
+      throw new DomainError(ErrorCode.CONCURRENCY_LIMIT_ERROR, `At most ${settings.concurrencyPerKey} requests may run at once per API key; retry when one has finished.`, {
+        retryAfterSeconds: 1,
       });
     }
     const lastBeat = Date.now() + settings.requestTimeoutMs + SLOT_TTL_SECONDS * 1000;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -60,7 +60,7 @@ export function installMultipartTwins(app: FastifyInstance): void {
       preValidation: [
         async (request) => {
           if (!request.isMultipart()) {
-            throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, `This is the multipart form of POST ${url}: send multipart/form-data here, or JSON to ${url}.`);
+            throw new DomainError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `This is the multipart form of POST ${url}: send multipart/form-data here, or JSON to ${url}.`);
           }
         },
         ...(Array.isArray(route.preValidation) ? route.preValidation : route.preValidation ? [route.preValidation] : []),

@@ -1,6 +1,6 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import { assertJsonDepth } from './json-depth.js';
 import { readableSize } from './sizes.js';
 import { multipartBoundary, MultipartWatch, type LimitExceeded } from './multipart-watch.js';
@@ -16,7 +16,7 @@ declare module 'fastify' {
     /** Uploaded file parts by field name. */
     uploadedFiles?: Record<string, UploadedFile>;
     /** Why the multipart body was stopped while it arrived (a part or the body past its limit). */
-    multipartRefusal?: AppError;
+    multipartRefusal?: DomainError;
   }
 }
 
@@ -24,7 +24,7 @@ declare module 'fastify' {
 export const MULTIPART_COUNTS = { files: 10, fields: 20, parts: 30 } as const;
 
 const malformed = () =>
-  new AppError(400, ErrorCode.VALIDATION_ERROR, 'The multipart body is malformed or ends before its closing boundary (a part was never terminated); send a complete multipart/form-data body.');
+  new DomainError(ErrorCode.VALIDATION_ERROR, 'The multipart body is malformed or ends before its closing boundary (a part was never terminated); send a complete multipart/form-data body.');
 
 /**
  * onFile hook for @fastify/multipart (attachFieldsToBody: 'keyValues'): buffers the part under
@@ -49,7 +49,7 @@ export async function rememberUploadedFile(this: FastifyRequest, part: Multipart
 
 export function uploadedFile(request: FastifyRequest, field: string): UploadedFile {
   const file = request.uploadedFiles?.[field];
-  if (!file) throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" must be a file.`, { details: [{ field: `body.${field}`, issue: 'must be a file part' }] });
+  if (!file) throw new DomainError(ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" must be a file.`, { details: [{ field: `body.${field}`, issue: 'must be a file part' }] });
   return file;
 }
 
@@ -60,7 +60,7 @@ export function jsonField<T>(value: string | undefined, field: string): T | unde
   try {
     parsed = JSON.parse(value);
   } catch {
-    throw new AppError(400, ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" is not valid JSON.`, { details: [{ field: `body.${field}`, issue: 'must be a JSON string' }] });
+    throw new DomainError(ErrorCode.VALIDATION_ERROR, `The multipart field "${field}" is not valid JSON.`, { details: [{ field: `body.${field}`, issue: 'must be a JSON string' }] });
   }
   assertJsonDepth(parsed, `body.${field}`);
   return parsed as T;
@@ -95,7 +95,7 @@ function multipartShape(request: FastifyRequest): MultipartShape {
 }
 
 const partError = (field: string, issue: string, message: string) =>
-  new AppError(400, ErrorCode.VALIDATION_ERROR, message, { details: [{ field: `body.${field}`, issue }] });
+  new DomainError(ErrorCode.VALIDATION_ERROR, message, { details: [{ field: `body.${field}`, issue }] });
 
 const names = (list: readonly string[]) => list.map((n) => `\`${n}\``).join(', ');
 
@@ -127,14 +127,14 @@ function checkPartNames(request: FastifyRequest, shape: MultipartShape): void {
   }
 }
 
-const tooLarge = (what: LimitExceeded, maxFileBytes: number): AppError => {
-  if (what.kind === 'body') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts (${readableSize(what.limit)}); it was stopped there.`);
-  if (what.kind === 'file') return new AppError(413, ErrorCode.FILE_TOO_LARGE, `The file part \`${what.name}\` is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES); it was stopped there.`);
+const tooLarge = (what: LimitExceeded, maxFileBytes: number): DomainError => {
+  if (what.kind === 'body') return new DomainError(ErrorCode.FILE_TOO_LARGE, `The request body is larger than this operation accepts (${readableSize(what.limit)}); it was stopped there.`);
+  if (what.kind === 'file') return new DomainError(ErrorCode.FILE_TOO_LARGE, `The file part \`${what.name}\` is larger than ${readableSize(maxFileBytes)}, the most this service accepts per file (MAX_FILE_BYTES); it was stopped there.`);
   return fieldTooLarge(what.name ?? '(unnamed)', what.limit);
 };
 
 const fieldTooLarge = (name: string, limit: number) =>
-  new AppError(413, ErrorCode.FILE_TOO_LARGE, `The multipart text field "${name}" is larger than ${readableSize(limit)} (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
+  new DomainError(ErrorCode.FILE_TOO_LARGE, `The multipart text field "${name}" is larger than ${readableSize(limit)} (MULTIPART_FIELD_MAX_BYTES); send documents and images as file parts.`);
 
 /** After a refusal the rest of the body is not read: the connection closes this long after the answer. */
 const LINGER_MS = 500;
@@ -149,7 +149,7 @@ function watchMultipartBodies(app: FastifyInstance, limits: { maxFileBytes: numb
     const type = request.headers['content-type'];
     if (!/^multipart\//i.test(type ?? '')) return;
     const boundary = multipartBoundary(type);
-    if (!boundary) throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'The multipart Content-Type has no boundary parameter.');
+    if (!boundary) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The multipart Content-Type has no boundary parameter.');
     const raw = request.raw;
     const pipe = raw.pipe;
     // @fastify/multipart pipes the request into busboy in its preValidation hook; the watch reads the

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Type, type Static } from '@sinclair/typebox';
-import type { ErrorDetail } from '../errors/app-error.js';
+import type { ErrorDetail } from '../errors/domain-error.js';
 
 /**
  * The one error format (RFC 9457 problem+json), with `code`, `requestId` and `details`, plus

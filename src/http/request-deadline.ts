@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import { sendProblem } from './error-handler.js';
 
 declare module 'fastify' {
@@ -34,10 +34,10 @@ function expire(request: FastifyRequest, reply: FastifyReply, timeoutMs: number)
   const seconds = Math.round(timeoutMs / 1000);
   if (!request.raw.complete) {
     reply.header('connection', 'close');
-    void sendProblem(request, reply, new AppError(408, ErrorCode.REQUEST_TIMEOUT, `The request was not received within its ${seconds} s deadline (REQUEST_TIMEOUT_MS); send it again on a faster connection.`));
+    void sendProblem(request, reply, new DomainError(ErrorCode.REQUEST_TIMEOUT, `The request was not received within its ${seconds} s deadline (REQUEST_TIMEOUT_MS); send it again on a faster connection.`));
     // The rest of the upload is not read: the connection ends once the answer is out.
     reply.raw.once('finish', () => request.raw.destroy());
     return;
   }
-  void sendProblem(request, reply, new AppError(504, ErrorCode.PROCESSING_TIMEOUT, `The request took longer than its ${seconds} s deadline (REQUEST_TIMEOUT_MS) and was stopped; send a smaller or simpler document.`));
+  void sendProblem(request, reply, new DomainError(ErrorCode.PROCESSING_TIMEOUT, `The request took longer than its ${seconds} s deadline (REQUEST_TIMEOUT_MS) and was stopped; send a smaller or simpler document.`));
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { ErrorCode } from '../errors/app-error.js';
+import type { AnsweredCode } from '../errors/domain-error.js';
 import { ERROR_CATALOG } from '../errors/catalog.js';
 import { PROBLEM_CONTENT_TYPE } from './problem.js';
 
@@ -11,7 +11,7 @@ import { PROBLEM_CONTENT_TYPE } from './problem.js';
  */
 
 /** A code an operation can answer, with all its statuses, or with one of them only ([code, status]). */
-export type ErrorSpec = ErrorCode | readonly [ErrorCode, number];
+export type ErrorSpec = AnsweredCode | readonly [AnsweredCode, number];
 
 /** Codes every operation behind an API key can answer. */
 export const KEYED_ERRORS: readonly ErrorSpec[] = ['AUTHENTICATION_ERROR', 'RATE_LIMIT_ERROR', 'CONCURRENCY_LIMIT_ERROR', 'STORE_UNAVAILABLE', 'INTERNAL_ERROR'];
@@ -30,8 +30,8 @@ export const URL_INPUT_ERRORS: readonly ErrorSpec[] = ['URL_NOT_ALLOWED', 'URL_F
 export const RENDER_ERRORS: readonly ErrorSpec[] = ['CONVERSION_TIMEOUT', 'CONVERSION_FAILED'];
 
 /** Status → codes, in the order given. */
-function codesByStatus(specs: readonly ErrorSpec[]): Map<number, ErrorCode[]> {
-  const byStatus = new Map<number, ErrorCode[]>();
+function codesByStatus(specs: readonly ErrorSpec[]): Map<number, AnsweredCode[]> {
+  const byStatus = new Map<number, AnsweredCode[]>();
   for (const spec of specs) {
     const [code, only] = typeof spec === 'string' ? [spec, undefined] : spec;
     for (const status of only === undefined ? ERROR_CATALOG[code].statuses : [only]) {

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema, Static } from '@sinclair/typebox';
-import { validationError } from '../errors/app-error.js';
+import { validationError } from '../errors/domain-error.js';
 import { summarize, validationDetails } from './validation-messages.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { ErrorDetail } from '../errors/app-error.js';
+import type { ErrorDetail } from '../errors/domain-error.js';
 
 /**
  * Ajv's errors rewritten so each one says what was wrong, what is allowed and what to send:

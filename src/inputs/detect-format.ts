@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, invalidFile } from '../errors/app-error.js';
+import { DomainError, ErrorCode, invalidFile } from '../errors/domain-error.js';
 import { parseXml } from '../documents/ooxml/xml.js';
 import { peekZip } from '../documents/ooxml/zip/read.js';
 import { CFB_MAGIC, readCompoundFile } from './compound-file.js';
@@ -19,11 +19,11 @@ export interface FormatHints {
   /** The uploaded file's name: a hint between text formats only. */
   filename?: string;
   /**
-   * How a format the route does not take is refused: 415 UNSUPPORTED_MEDIA_TYPE (default), or 400
-   * INVALID_FILE_FORMAT on the routes whose contract is SuperDoc's (annotate, sign, verify), which
-   * declares no 415 there. Both name the accepted formats (acceptedFormats).
+   * How a format the route does not take is refused: UNSUPPORTED_MEDIA_TYPE (415, the default), or
+   * INVALID_FILE_FORMAT (400) on the routes whose contract is SuperDoc's (annotate, sign, verify),
+   * which declares no 415 there. Both name the accepted formats (acceptedFormats).
    */
-  unsupportedAs?: 415 | 400;
+  unsupportedAs?: UnsupportedFormatCode;
 }
 
 /** What the content says, before any route decides whether it takes it. */
@@ -218,10 +218,12 @@ export function csvSeparator(text: string): number | undefined {
   return undefined;
 }
 
-export const unsupportedFormat = (what: string, accepted: readonly DocumentFormat[], status: 415 | 400 = 415) =>
-  new AppError(status, status === 415 ? ErrorCode.UNSUPPORTED_MEDIA_TYPE : ErrorCode.INVALID_FILE_FORMAT, `The file is ${what}; this operation takes ${accepted.join(', ')}.`, { extensions: { acceptedFormats: [...accepted] } });
+export type UnsupportedFormatCode = typeof ErrorCode.UNSUPPORTED_MEDIA_TYPE | typeof ErrorCode.INVALID_FILE_FORMAT;
 
-const encryptedDocument = () => new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
+export const unsupportedFormat = (what: string, accepted: readonly DocumentFormat[], code: UnsupportedFormatCode = ErrorCode.UNSUPPORTED_MEDIA_TYPE) =>
+  new DomainError(code, `The file is ${what}; this operation takes ${accepted.join(', ')}.`, { extensions: { acceptedFormats: [...accepted] } });
+
+const encryptedDocument = () => new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
 
 /**
  * The format of `data` for a route that takes `accepted`: detected from the content (see the module

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, fileTooLarge, validationError } from '../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge, validationError } from '../errors/domain-error.js';
 import { safeFetch } from './safe-fetch.js';
 
 /** `{ base64 }` or `{ url }`, the SuperDoc API's way to pass a document in JSON. */
@@ -50,7 +50,7 @@ export async function loadDocumentSource(source: DocumentSource, policy: UrlInpu
   if (typeof source.base64 === 'string') return decodeBase64(source.base64, `${field}.base64`, policy.maxBytes);
   if (typeof source.url === 'string') {
     if (!policy.allowed) {
-      throw new AppError(400, ErrorCode.URL_NOT_ALLOWED, 'Documents by URL are disabled on this service (ALLOW_URL_INPUTS); send the document as base64 or as a multipart file.');
+      throw new DomainError(ErrorCode.URL_NOT_ALLOWED, 'Documents by URL are disabled on this service (ALLOW_URL_INPUTS); send the document as base64 or as a multipart file.');
     }
     return safeFetch(source.url, policy);
   }

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { AppError, ErrorCode, fileTooLarge } from '../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge } from '../errors/domain-error.js';
 
 /**
  * The one outbound guard: every request the service makes to a URL (URL inputs, remote images,
@@ -48,8 +48,8 @@ export function isPublicAddress(address: string, family: number): boolean {
   return family === 6 ? !blockedV6.check(address, 'ipv6') : !blockedV4.check(address, 'ipv4');
 }
 
-const notAllowed = (message: string) => new AppError(400, ErrorCode.URL_NOT_ALLOWED, message);
-const fetchFailed = (message: string) => new AppError(422, ErrorCode.URL_FETCH_FAILED, message);
+const notAllowed = (message: string) => new DomainError(ErrorCode.URL_NOT_ALLOWED, message);
+const fetchFailed = (message: string) => new DomainError(ErrorCode.URL_FETCH_FAILED, message);
 /** The same answer for refused, reset, unreachable, timed out and unresolvable: nothing to map ports with. */
 const networkFailure = () => fetchFailed('The URL could not be fetched.');
 

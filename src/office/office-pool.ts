@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FairQueue, type JobContext } from '../compute/fair-queue.js';
-import { AppError, ErrorCode, callerGone, serviceBusy, unprocessable } from '../errors/app-error.js';
+import { DomainError, ErrorCode, callerGone, serviceBusy } from '../errors/domain-error.js';
 import type { ConvertRequest, DocumentWork, FailureKind, PdfFilterData, TrackedChangesMode } from './bridge-protocol.js';
 import { timed, type ConversionStages } from './stages.js';
 import { probeJail } from './jail.js';
@@ -289,13 +289,13 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   }
 
   /**
-   * Converts a document to PDF in a warm LibreOffice. Throws AppError: 503 SERVICE_BUSY when the
+   * Converts a document to PDF in a warm LibreOffice. Throws DomainError: 503 SERVICE_BUSY when the
    * queue is full or no process frees up in time, 504 CONVERSION_TIMEOUT, 502 CONVERSION_FAILED
    * when LibreOffice dies or produces no PDF, 422 UNPROCESSABLE_DOCUMENT when it cannot open
    * or export the document.
    */
   async convertToPdf(input: Buffer, options: ConvertToPdfOptions = {}): Promise<Buffer> {
-    if (this.closed) throw new AppError(503, ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
+    if (this.closed) throw new DomainError(ErrorCode.SERVICE_BUSY, 'The document converter is not running.');
     const enqueuedAt = Date.now();
     // The input is written beside the work directories while the job waits for a process, and the
     // PDF is moved out of the job directory before it is read: a process never waits for our disk
@@ -468,7 +468,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       if (err instanceof OfficeTimeoutError) {
         await office.kill(); // already signalled; wait so nothing of the job outlives the answer
         this.replace(slot, office, 'timeout');
-        throw new AppError(504, ErrorCode.CONVERSION_TIMEOUT, `The conversion took longer than ${Math.ceil(timeoutMs / 1000)} s and was stopped; simplify or split the document and try again.`);
+        throw new DomainError(ErrorCode.CONVERSION_TIMEOUT, `The conversion took longer than ${Math.ceil(timeoutMs / 1000)} s and was stopped; simplify or split the document and try again.`);
       }
       this.replace(slot, office, 'crash');
       throw conversionFailed();
@@ -487,9 +487,9 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
     if (options.stages) Object.assign(options.stages, result.stages);
   }
 
-  private tooMuchMemory(): AppError {
+  private tooMuchMemory(): DomainError {
     const mb = Math.round(this.maxRssBytes / 2 ** 20);
-    return unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `Converting this document needed more than the ${mb} MB one conversion may use and was stopped; use smaller images or split the document.`, {
+    return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, `Converting this document needed more than the ${mb} MB one conversion may use and was stopped; use smaller images or split the document.`, {
       extensions: { limit: { name: 'convert.officeMemoryMb', max: mb } },
     });
   }
@@ -623,21 +623,21 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
   }
 }
 
-function conversionFailed(): AppError {
-  return new AppError(502, ErrorCode.CONVERSION_FAILED, 'The document converter failed on this document; try again, and if it keeps failing, check the document in Word.');
+function conversionFailed(): DomainError {
+  return new DomainError(ErrorCode.CONVERSION_FAILED, 'The document converter failed on this document; try again, and if it keeps failing, check the document in Word.');
 }
 
-function unprocessableFor(kind: FailureKind): AppError {
+function unprocessableFor(kind: FailureKind): DomainError {
   return kind === 'load'
-    ? unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document could not be opened; check that it opens in its office application and is not password-protected.')
-    : unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document was opened but could not be exported to PDF.');
+    ? new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document could not be opened; check that it opens in its office application and is not password-protected.')
+    : new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The document was opened but could not be exported to PDF.');
 }
 
 function outcomeOf(err: unknown): JobOutcome {
-  if (!(err instanceof AppError)) return 'failed';
+  if (!(err instanceof DomainError)) return 'failed';
   if (err.code === ErrorCode.CONVERSION_TIMEOUT) return 'timeout';
   if (err.code === ErrorCode.UNPROCESSABLE_DOCUMENT || err.code === ErrorCode.DOCUMENT_TOO_COMPLEX) return 'unprocessable';
-  if (err.status === 502) return 'crash';
+  if (err.code === ErrorCode.CONVERSION_FAILED) return 'crash';
   return 'failed';
 }
 

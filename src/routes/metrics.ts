@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { bearerToken, countingFailures, unauthorized } from '../http/auth.js';
 import { errorResponses } from '../http/response-docs.js';
-import { AppError, ErrorCode } from '../errors/app-error.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
 import type { Services } from '../services.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -19,7 +19,7 @@ function requireMetricsToken(services: Services) {
   const expected = token ? digest(token) : undefined;
   const failures = { max: services.config.limits.rateLimitPerWindow, windowSeconds: services.config.limits.rateLimitWindowSeconds };
   return async (request: FastifyRequest) => {
-    if (!expected) throw new AppError(404, ErrorCode.NOT_FOUND, 'Metrics are switched off on this instance (set METRICS_TOKEN).');
+    if (!expected) throw new DomainError(ErrorCode.NOT_FOUND, 'Metrics are switched off on this instance (set METRICS_TOKEN).');
     await countingFailures(request, services.store, failures, async () => {
       const given = bearerToken(request, 'Missing metrics token: send "Authorization: Bearer <METRICS_TOKEN>" (the operators\' token, not an API key).');
       if (!timingSafeEqual(digest(given), expected)) throw unauthorized('Wrong metrics token.');

@@ -3,10 +3,11 @@ import path from 'node:path';
 import PizZip from 'pizzip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDocxForPdf } from '../../src/documents/docx-pdf/index.js';
-import { AppError } from '../../src/errors/app-error.js';
+import { DomainError } from '../../src/errors/domain-error.js';
 import { issueTestKey } from '../support/api-key.js';
 import { CORPUS_DIR } from '../support/corpus.js';
 import { buildTestApp, type TestApp } from '../support/test-app.js';
+import { httpStatusOf } from '../../src/http/error-status.js';
 
 /**
  * Seeded fuzzing of the parsers that read what callers send: the PDF reader (verify), the OOXML
@@ -205,8 +206,8 @@ describe(`seeded fuzzing (FUZZ_SEED=${SEED}, FUZZ_MS=${TOTAL_MS})`, () => {
         try {
           prepareDocxForPdf(input, mode);
         } catch (err) {
-          expect(err, `prepare (${mode}): seed ${SEED}, iteration ${i}: ${String(err)}`).toBeInstanceOf(AppError);
-          expect((err as AppError).status).toBeLessThan(500);
+          expect(err, `prepare (${mode}): seed ${SEED}, iteration ${i}: ${String(err)}`).toBeInstanceOf(DomainError);
+          expect(httpStatusOf(err as DomainError)).toBeLessThan(500);
         }
       }
     }

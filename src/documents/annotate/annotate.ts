@@ -1,5 +1,5 @@
 import Docxtemplater from 'docxtemplater';
-import { AppError, ErrorCode, unprocessable, validationError } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, validationError } from '../../errors/domain-error.js';
 import { OpcPackage } from '../ooxml/package.js';
 import { fillContentControls } from './content-controls.js';
 import { pageTextWidthTwips } from './drawing.js';
@@ -90,18 +90,18 @@ function templateData(data: Record<string, unknown>, fields: Map<string, Prepare
 }
 
 function rethrow(error: unknown): never {
-  if (error instanceof AppError) throw error;
+  if (error instanceof DomainError) throw error;
   const raisedByValue = appErrorInside(error);
   if (raisedByValue) throw raisedByValue;
   if (isTemplateError(error)) throw templateInvalid(error);
   const message = (error as Error)?.message ?? String(error);
-  throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `The template could not be filled: ${message}`, { cause: error });
+  throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, `The template could not be filled: ${message}`, { cause: error });
 }
 
 /**
  * Fills a DOCX template with fields (docxtemplater tags and Word content controls) and free-form data.
  * SVG images need `await loadSvgRenderer()` once before (the worker task does it).
- * Throws AppError: 400/413/422 for bad input (not a DOCX, bad field, bad image, table shape),
+ * Throws DomainError: 400/413/422 for bad input (not a DOCX, bad field, bad image, table shape),
  * 422 TEMPLATE_INVALID (all template errors), FIELD_NOT_FOUND, MISSING_VALUES (strict).
  */
 export function annotateDocx(input: AnnotateInput): AnnotateResult {
@@ -160,7 +160,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
     try {
       result = fillContentControls(pkg.text(partName), partPath, fields, { media, pageTextWidthTwips: pageWidth });
     } catch (error) {
-      if (error instanceof AppError) throw error;
+      if (error instanceof DomainError) throw error;
       throw unreadablePart(partPath, error);
     }
     if (result.xml !== null) pkg.setText(partName, result.xml);
@@ -172,7 +172,7 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
   if (tagNames.size === 0 && namedControls === 0) {
     const message = 'The template has no tags ({name}) and no named content controls: there is nothing to fill.';
     if (input.options?.strict) {
-      throw unprocessable(ErrorCode.TEMPLATE_INVALID, `${message} Add tags or content controls, or turn off strict.`, {
+      throw new DomainError(ErrorCode.TEMPLATE_INVALID, `${message} Add tags or content controls, or turn off strict.`, {
         extensions: { errors: [{ id: 'no_tags', tag: null, explanation: message, part: null, offset: null }] },
       });
     }
@@ -181,13 +181,13 @@ export function annotateDocx(input: AnnotateInput): AnnotateResult {
 
   const unknown = [...fields.keys()].filter((name) => !matched.has(name));
   if (unknown.length && !input.options?.ignoreUnknownFields) {
-    throw unprocessable(ErrorCode.FIELD_NOT_FOUND,
+    throw new DomainError(ErrorCode.FIELD_NOT_FOUND,
       `No tag or content control in the template matches field(s) ${unknown.map((n) => `"${n}"`).join(', ')}; fix the ids or set ignoreUnknownFields.`,
       { details: unknown.map((name) => ({ field: name, issue: 'matches no tag or content control' })), extensions: { fields: unknown } });
   }
   unknown.forEach((name) => warnings.push(warning('FIELD_UNKNOWN', `Field "${name}" matches no tag or content control and was ignored.`, name)));
   if (missing.size && input.options?.strict) {
-    throw unprocessable(ErrorCode.MISSING_VALUES,
+    throw new DomainError(ErrorCode.MISSING_VALUES,
       `The template has tag(s) without a value: ${[...missing].map((n) => `{${n}}`).join(', ')}; send values for them or turn off strict.`,
       { details: [...missing].map((name) => ({ field: name, issue: 'no value given' })), extensions: { tags: [...missing] } });
   }

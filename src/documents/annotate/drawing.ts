@@ -1,6 +1,6 @@
 import type { Dimension } from './types.js';
 import type { ImageAsset } from './images.js';
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { NS } from '../ooxml/constants.js';
 
 export const EMU_PER_PX = 9525; // 96 dpi
@@ -25,7 +25,7 @@ export function parseDimension(value: Dimension | undefined, where: string): num
   if (value === undefined || value === null || value === '') return undefined;
   const match = /^\s*(\d+(?:\.\d+)?)\s*(px|pt|in|cm|mm)?\s*$/i.exec(String(value));
   const invalid = () =>
-    new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: "${value}" is not a size; use a number of pixels like 200 or "200px".`, {
+    new DomainError(ErrorCode.VALIDATION_ERROR, `${where}: "${value}" is not a size; use a number of pixels like 200 or "200px".`, {
       details: [{ field: where, issue: 'invalid dimension' }],
     });
   if (!match) throw invalid();

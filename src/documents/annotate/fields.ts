@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, validationError } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, validationError } from '../../errors/domain-error.js';
 import { isRemoteImageValue, loadImage, parseImage, resolveImageSource } from './images.js';
 import type { AnnotateField, FieldOptions, FieldType } from './types.js';
 import { PreparedVisual } from './visuals.js';
@@ -36,7 +36,7 @@ function tableRows(value: unknown, where: string): string[][] {
   }
   const cells = value.reduce((sum, row) => sum + row.length, 0);
   if (value.length > TABLE_LIMITS.maxRows || cells > TABLE_LIMITS.maxCells) {
-    throw new AppError(413, ErrorCode.FILE_TOO_LARGE,
+    throw new DomainError(ErrorCode.FILE_TOO_LARGE,
       `${where}.value: the table has ${value.length} rows / ${cells} cells; the limit is ${TABLE_LIMITS.maxRows} rows and ${TABLE_LIMITS.maxCells} cells.`);
   }
   return value.map((row: unknown[]) => row.map(valueToText));

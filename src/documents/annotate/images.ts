@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge } from '../../errors/domain-error.js';
 import { readImageInfo } from '../images/image-info.js';
 import { assertSvgSize, rasteriseSvg, SVG_LIMITS } from './svg.js';
 
@@ -22,7 +22,7 @@ export const IMAGE_LIMITS = {
 };
 
 const badImage = (where: string, issue: string) =>
-  new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
+  new DomainError(ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
 
 const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif' } as const;
 

@@ -1,5 +1,5 @@
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { LAYOUT_BUDGET, layoutTooComplex } from '../docx-pdf/layout-budget.js';
 import { W_NS } from './dom.js';
 import { escapeXml } from '../ooxml/xml-text.js';
@@ -74,14 +74,14 @@ const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD8
 
 class RawXmlRefused extends Error {}
 
-function rawXmlInvalid(tag: string, issue: string): AppError {
-  return unprocessable(ErrorCode.RAW_XML_INVALID,
+function rawXmlInvalid(tag: string, issue: string): DomainError {
+  return new DomainError(ErrorCode.RAW_XML_INVALID,
     `The value of {@${tag}} is not raw XML docproc inserts: ${issue}. Send WordprocessingML paragraphs (<w:p>), tables (<w:tbl>) or runs (<w:r>) with formatting only.`,
     { details: [{ field: tag, issue }] });
 }
 
 const rawXmlTooDeep = () =>
-  unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `A {@raw} value nests elements more than ${MAX_RAW_XML_DEPTH} deep; flatten it (tables nest at most ${LAYOUT_BUDGET.maxTableNesting} deep).`, {
+  new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, `A {@raw} value nests elements more than ${MAX_RAW_XML_DEPTH} deep; flatten it (tables nest at most ${LAYOUT_BUDGET.maxTableNesting} deep).`, {
     extensions: { limit: { name: 'annotate.maxRawXmlDepth', max: MAX_RAW_XML_DEPTH } },
   });
 
@@ -173,7 +173,7 @@ export function checkRawXml(value: unknown, tag: string): string {
     result = rewrite(value);
   } catch (error) {
     if (error instanceof RawXmlRefused) throw rawXmlInvalid(tag, error.message);
-    if (error instanceof AppError) throw error; // a budget refusal (too deep)
+    if (error instanceof DomainError) throw error; // a budget refusal (too deep)
     // saxes throws its own Error for some syntax errors once the error handler has run.
     throw rawXmlInvalid(tag, `it is not well-formed XML (${(error as Error).message.split('\n')[0]!.slice(0, 200)})`);
   }

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { ancestor, appendXml, elementChildren, firstChild, firstDescendant, is, serializeFragment, type Element } from './dom.js';
 import type { PreparedField } from './fields.js';
 import { textRunContent } from './xml-text.js';
@@ -54,7 +54,7 @@ function fillCell(cell: Element, text: string, copyStyle: boolean): void {
 export function assertRowShapes(name: string, rows: string[][], cellCount: number): void {
   const bad = rows.map((row, index) => ({ row, index })).filter(({ row }) => row.length !== cellCount);
   if (bad.length === 0) return;
-  throw new AppError(422, ErrorCode.TABLE_SHAPE_MISMATCH,
+  throw new DomainError(ErrorCode.TABLE_SHAPE_MISMATCH,
     `Table field "${name}": the template row has ${cellCount} cells but ${bad.length} value row(s) do not; send exactly ${cellCount} values per row.`,
     { details: bad.slice(0, 20).map(({ row, index }) => ({ field: `${name}[${index}]`, issue: `has ${row.length} cells, expected ${cellCount}` })) });
 }
@@ -62,7 +62,7 @@ export function assertRowShapes(name: string, rows: string[][], cellCount: numbe
 export function fillTable(sdt: Element, content: Element, field: PreparedField): void {
   const table = firstDescendant(content, 'w:tbl') ?? ancestor(sdt, 'w:tbl');
   if (!table) {
-    throw unprocessable(ErrorCode.VALIDATION_ERROR,
+    throw new DomainError(ErrorCode.CONTROL_NOT_IN_TABLE,
       `Table field "${field.name}": its content control neither wraps nor sits in a table; put the control around or inside the table to fill.`);
   }
   const model = modelRow(sdt, content, table);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { initWasm, Resvg } from '@resvg/resvg-wasm';
-import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge } from '../../errors/domain-error.js';
 
 /**
  * SVG → PNG rasterisation for the PNG fallback Word and LibreOffice need beside an SVG picture
@@ -57,7 +57,7 @@ export interface RasterisedSvg {
 }
 
 const badSvg = (where: string, issue: string) =>
-  new AppError(400, ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
+  new DomainError(ErrorCode.VALIDATION_ERROR, `${where}: ${issue}`, { details: [{ field: where, issue }] });
 
 export function assertSvgSize(svg: Buffer, where: string): void {
   if (svg.length > SVG_LIMITS.maxBytes) {
@@ -67,7 +67,7 @@ export function assertSvgSize(svg: Buffer, where: string): void {
 
 /** Renders the SVG to a PNG fallback; throws 400 for an SVG resvg cannot read or that has no size. */
 export function rasteriseSvg(svg: Buffer, where: string): RasterisedSvg {
-  if (!ready) throw new AppError(500, ErrorCode.INTERNAL_ERROR, 'The SVG renderer was not loaded; call loadSvgRenderer() first.');
+  if (!ready) throw new DomainError(ErrorCode.INTERNAL_ERROR, 'The SVG renderer was not loaded; call loadSvgRenderer() first.');
   assertSvgSize(svg, where);
   const text = svg.toString('utf8');
   const fontOptions = /<text[\s>]/.test(text)
@@ -82,7 +82,7 @@ export function rasteriseSvg(svg: Buffer, where: string): RasterisedSvg {
   try {
     return renderFallback(probe, text, fontOptions, where);
   } catch (error) {
-    if (error instanceof AppError) throw error;
+    if (error instanceof DomainError) throw error;
     throw badSvg(where, `the SVG image could not be rendered (${String((error as Error)?.message ?? error).slice(0, 200)}); send a PNG instead.`);
   } finally {
     probe.free();

@@ -1,4 +1,4 @@
-import { ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { ErrorCode, DomainError } from '../../errors/domain-error.js';
 
 /**
  * What filling a template costs, counted before docxtemplater renders it: every part of the
@@ -41,7 +41,7 @@ export function templateTooComplex(limit: 'maxWork' | 'maxLoopDepth', budget: Te
     limit === 'maxWork'
       ? `Filling this template with this data takes more than the ${budget.maxWork.toLocaleString('en')} steps one request may use (loop iterations × the parts inside them × their nesting); send fewer rows or fewer nested loops, or split the document.`
       : `The template nests loops more than ${budget.maxLoopDepth} deep; flatten the loops or the data.`;
-  return unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, message, { extensions: { limit: { name: `annotate.${limit}`, max: budget[limit] } } });
+  return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, message, { extensions: { limit: { name: `annotate.${limit}`, max: budget[limit] } } });
 }
 
 /**

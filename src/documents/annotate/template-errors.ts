@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 
 /** One problem in the template, as reported to the caller. */
 export interface TemplateProblem {
@@ -32,10 +32,10 @@ function explanationOf(error: DocxtemplaterError): string {
   return root instanceof Error && root.message ? `${explanation}: ${root.message}` : explanation;
 }
 
-/** An AppError a tag's value raised while rendering (e.g. raw XML refused), found inside docxtemplater's error. */
-export function appErrorInside(error: unknown): AppError | null {
+/** An DomainError a tag's value raised while rendering (e.g. raw XML refused), found inside docxtemplater's error. */
+export function appErrorInside(error: unknown): DomainError | null {
   const props = (error as DocxtemplaterError)?.properties;
-  if (props?.rootError instanceof AppError) return props.rootError;
+  if (props?.rootError instanceof DomainError) return props.rootError;
   for (const nested of props?.errors ?? []) {
     const found = appErrorInside(nested);
     if (found) return found;
@@ -60,12 +60,12 @@ export function isTemplateError(error: unknown): boolean {
 }
 
 /** Turns docxtemplater's (Multi)Error into a 422 TEMPLATE_INVALID listing every problem. */
-export function templateInvalid(error: unknown): AppError {
+export function templateInvalid(error: unknown): DomainError {
   const raw = error as DocxtemplaterError;
   const nested = raw.properties?.errors;
   const problems = (nested && nested.length ? nested : [raw]).map(problemOf);
   const summary = problems.slice(0, 3).map((p) => `${p.part ?? 'template'}: ${p.explanation}`).join('; ');
-  return unprocessable(
+  return new DomainError(
     ErrorCode.TEMPLATE_INVALID,
     `The template has ${problems.length} error(s); fix them in the DOCX and send it again (${summary}${problems.length > 3 ? '; …' : ''}).`,
     {
@@ -77,6 +77,6 @@ export function templateInvalid(error: unknown): AppError {
 }
 
 /** A story part that is not XML: the caller's document is damaged. */
-export function unreadablePart(part: string, error: unknown): AppError {
-  return unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `${part} could not be read as XML (${(error as Error)?.message ?? String(error)}); repair the document in Word and send it again.`);
+export function unreadablePart(part: string, error: unknown): DomainError {
+  return new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, `${part} could not be read as XML (${(error as Error)?.message ?? String(error)}); repair the document in Word and send it again.`);
 }

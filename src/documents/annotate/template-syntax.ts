@@ -1,5 +1,5 @@
 import type { OpcPackage } from '../ooxml/package.js';
-import { ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { ErrorCode, DomainError } from '../../errors/domain-error.js';
 import { controlNames } from './content-controls.js';
 import { unreadablePart } from './template-errors.js';
 import { ancestor, descendants, parseXml, serializeXml, type Element } from './dom.js';
@@ -109,7 +109,7 @@ export function scanTemplateText(pkg: OpcPackage, storyParts: string[]): Templat
 export function foreignTemplateLanguage(found: ForeignTag[]) {
   const languages = [...new Set(found.map((tag) => tag.name))];
   const examples = found.slice(0, 3).map((tag) => `"${tag.text.slice(0, 60)}" in ${tag.part}`).join(', ');
-  return unprocessable(ErrorCode.TEMPLATE_INVALID,
+  return new DomainError(ErrorCode.TEMPLATE_INVALID,
     `The template is written for ${languages.join(' and ')}, which docproc does not fill (found ${examples}). ` +
     'docproc fills docxtemplater tags ({name}, {#items}…{/items}, {%image}, {@raw}) and Word content controls; rewrite the tags in that syntax.',
     {

@@ -40,7 +40,7 @@ function filterOptionsFor(format: DocumentFormat, input: Buffer): string | undef
  * import filter of its format (never LibreOffice's own type detection) and the PDF export filter of
  * its application. OOXML packages are read once first (prepare.ts): guards, scrub, tracked changes
  * for `accept`/`reject` (`markup` shows them), and what LibreOffice must refresh.
- * Throws AppError: 400 INVALID_FILE_FORMAT (not the format), 422 for zip bombs / encrypted /
+ * Throws DomainError: 400 INVALID_FILE_FORMAT (not the format), 422 for zip bombs / encrypted /
  * unopenable documents, and the pool's 503/504/502.
  */
 export async function convertOfficeToPdf(pool: PdfConverter, input: Buffer, format: DocumentFormat, options: DocxToPdfOptions = {}): Promise<Buffer> {

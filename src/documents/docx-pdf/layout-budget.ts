@@ -1,4 +1,4 @@
-import { ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { ErrorCode, DomainError } from '../../errors/domain-error.js';
 import type { OpcPackage } from '../ooxml/package.js';
 import { decodeXmlBytes } from '../ooxml/xml.js';
 
@@ -32,7 +32,7 @@ export function layoutTooComplex(limit: keyof LayoutBudget, budget: LayoutBudget
     limit === 'maxTableNesting'
       ? `The document nests tables more than ${budget.maxTableNesting} levels deep, more than the converter lays out in time; flatten the nested tables.`
       : `The document's tables have more than ${budget.maxTableCells.toLocaleString('en')} cells, more than the converter lays out within its memory; split the tables or the document.`;
-  return unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, message, { extensions: { limit: { name: `convert.${limit}`, max: budget[limit] } } });
+  return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, message, { extensions: { limit: { name: `convert.${limit}`, max: budget[limit] } } });
 }
 
 export interface TableShape {

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { MARKUP_COMPLEXITY, tooComplex } from '../model/complexity.js';
 import { nestingTooDeep } from '../model/input.js';
 
@@ -131,10 +131,8 @@ function containerDepth(line: string): number {
   return markers + columns / 2;
 }
 
-function tooManyMarkers(): AppError {
-  return new AppError(
-    422,
-    ErrorCode.DOCUMENT_TOO_COMPLEX,
+function tooManyMarkers(): DomainError {
+  return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX,
     `A paragraph has more than ${MAX_MARKERS_PER_PARAGRAPH} emphasis or link markers (*, _, ~, [, ]); split it into paragraphs and send it again.`,
   );
 }

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 
 /**
  * How much structure a Markdown or HTML document may have. The parsers (micromark, parse5) build
@@ -25,6 +25,6 @@ export const MARKUP_COMPLEXITY: Readonly<MarkupComplexityLimits> = {
   maxHtmlElements: 100_000,
 };
 
-export function tooComplex(what: string, limit: number): AppError {
-  return new AppError(422, ErrorCode.DOCUMENT_TOO_COMPLEX, `The document has more than ${limit.toLocaleString('en')} ${what}; split it into smaller documents and send them separately.`);
+export function tooComplex(what: string, limit: number): DomainError {
+  return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, `The document has more than ${limit.toLocaleString('en')} ${what}; split it into smaller documents and send them separately.`);
 }

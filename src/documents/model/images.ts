@@ -1,5 +1,5 @@
 import { warning, type Warning } from '../warnings.js';
-import { AppError } from '../../errors/app-error.js';
+import { DomainError } from '../../errors/domain-error.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import { parseImage } from '../annotate/images.js';
 import { loadSvgRenderer } from '../annotate/svg.js';
@@ -69,7 +69,7 @@ async function svgToImage(bytes: Uint8Array, src: string, warnings: Warning[]): 
     if (!asset) return undefined;
     return { type: 'image', data: asset.bytes, format: 'png', widthPx: asset.widthPx, heightPx: asset.heightPx };
   } catch (err) {
-    const reason = err instanceof AppError ? err.message.replace(/^image: /, '') : 'it could not be rendered';
+    const reason = err instanceof DomainError ? err.message.replace(/^image: /, '') : 'it could not be rendered';
     warnings.push(warning('IMAGE_NOT_EMBEDDED', `SVG image ${describe(src)} was not embedded (${reason}); its alt text was used instead.`, imageField(src)));
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { warning, type Warning } from '../warnings.js';
-import { AppError, ErrorCode, fileTooLarge } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge } from '../../errors/domain-error.js';
 import type { ConversionLimits } from './types.js';
 
 /** Input checks and text decoding shared by the Markdown and HTML front ends. */
@@ -9,10 +9,8 @@ export function assertInputSize(source: Uint8Array, limits: ConversionLimits, wh
   }
 }
 
-export function nestingTooDeep(limit: number, what: string): AppError {
-  return new AppError(
-    422,
-    ErrorCode.DOCUMENT_TOO_COMPLEX,
+export function nestingTooDeep(limit: number, what: string): DomainError {
+  return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX,
     `The document nests ${what} more than ${limit} levels deep; flatten the structure and send it again.`,
   );
 }

@@ -1,4 +1,4 @@
-import { AppError, invalidFile } from '../../errors/app-error.js';
+import { DomainError, invalidFile } from '../../errors/domain-error.js';
 import { OpcPackage } from '../ooxml/package.js';
 import { BodyWriter, type MediaFile, type Relationship } from './body-writer.js';
 import { buildStylesXml, mergeReferenceStyles } from './styles.js';
@@ -71,7 +71,7 @@ function readReference(reference: Uint8Array): ReferenceParts {
   try {
     pkg = OpcPackage.open(reference);
   } catch (err) {
-    if (err instanceof AppError) throw new AppError(err.status, err.code, `The reference document is unusable: ${err.message}`);
+    if (err instanceof DomainError) throw new DomainError(err.code, `The reference document is unusable: ${err.message}`);
     throw err;
   }
   const text = (partName: string) => (pkg.has(partName) ? pkg.text(partName) : undefined);

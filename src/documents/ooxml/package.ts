@@ -1,5 +1,5 @@
 import type { Document } from '@xmldom/xmldom';
-import { AppError, ErrorCode, invalidFile } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, invalidFile } from '../../errors/domain-error.js';
 import { CONTENT_TYPES_PART, NS, XML_DECLARATION } from './constants.js';
 import { equivalenceKey, normalisePartName, partNameOf, relationshipsPartOf, resolvePartName } from './part-names.js';
 import { childElements, parseXmlPart, serializeXml } from './xml.js';
@@ -25,7 +25,7 @@ export interface OpenOptions {
   /**
    * A verifier reports on a damaged package rather than refusing it: with `tolerant`, an
    * unreadable .rels part has no relationships and an unreadable [Content_Types].xml declares
-   * nothing. Without it (for code that rewrites the package) both throw the 422 AppError.
+   * nothing. Without it (for code that rewrites the package) both throw the 422 DomainError.
    */
   tolerant?: boolean;
   limits?: ZipLimits;
@@ -59,7 +59,7 @@ const LOCAL_SIGNATURE = 0x04034b50;
 function refuseNonPackage(buf: Buffer): void {
   if (buf.subarray(0, 8).equals(OLE_MAGIC)) {
     if (buf.indexOf(Buffer.from('EncryptionInfo', 'utf16le')) >= 0) {
-      throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
+      throw new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, 'The document is password-protected; remove the password and send it again.');
     }
     throw invalidFile('The file is a legacy binary Word document (.doc); only DOCX is accepted.');
   }
@@ -98,7 +98,7 @@ export class OpcPackage {
 
   /**
    * Reads a DOCX through the one ZIP reader (zip/read.ts), which inflates every part once, natively,
-   * within `limits`. Throws AppError: 400 INVALID_FILE_FORMAT (not a DOCX, malformed or ambiguous
+   * within `limits`. Throws DomainError: 400 INVALID_FILE_FORMAT (not a DOCX, malformed or ambiguous
    * ZIP), 422 INVALID_FILE_FORMAT (zip bomb), 422 ENCRYPTED_DOCUMENT.
    */
   static open(data: Uint8Array, options: OpenOptions = {}): OpcPackage {
@@ -125,14 +125,14 @@ export class OpcPackage {
     return this.parts.get(normalisePartName(partName))?.bytes;
   }
 
-  /** Throws AppError INVALID_FILE_FORMAT when the part is missing. */
+  /** Throws DomainError INVALID_FILE_FORMAT when the part is missing. */
   text(partName: string): string {
     const bytes = this.bytes(partName);
     if (!bytes) throw invalidFile(`The DOCX has no ${partName.replace(/^\//, '')} part.`);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }
 
-  /** Throws AppError INVALID_FILE_FORMAT when the part is missing, 422 UNPROCESSABLE_DOCUMENT when it is not well-formed. */
+  /** Throws DomainError INVALID_FILE_FORMAT when the part is missing, 422 UNPROCESSABLE_DOCUMENT when it is not well-formed. */
   xml(partName: string): Document {
     const bytes = this.bytes(partName);
     if (!bytes) throw invalidFile(`The DOCX has no ${partName.replace(/^\//, '')} part.`);

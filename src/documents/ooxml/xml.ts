@@ -1,5 +1,5 @@
 import { DOMParser, XMLSerializer, type Document, type Element, type Node } from '@xmldom/xmldom';
-import { ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { ErrorCode, DomainError } from '../../errors/domain-error.js';
 import { NS, XML_DECLARATION } from './constants.js';
 
 /**
@@ -41,12 +41,12 @@ export function decodeXmlBytes(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
-/** Parses a package part; throws AppError 422 UNPROCESSABLE_DOCUMENT naming the part when it is not well-formed. */
+/** Parses a package part; throws DomainError 422 UNPROCESSABLE_DOCUMENT naming the part when it is not well-formed. */
 export function parseXmlPart(content: Uint8Array | string, partName: string): Document {
   try {
     return parseXml(typeof content === 'string' ? content : decodeXmlBytes(content));
   } catch {
-    throw unprocessable(
+    throw new DomainError(
       ErrorCode.UNPROCESSABLE_DOCUMENT,
       `The DOCX part ${partName.replace(/^\//, '')} is not well-formed XML; repair the document (e.g. open and save it in Word) and try again.`,
     );

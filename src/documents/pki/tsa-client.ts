@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { safeFetch } from '../../inputs/safe-fetch.js';
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { OID } from './cms/build.js';
@@ -23,7 +23,7 @@ export interface TsaOptions {
 }
 
 const tsaFailed = (why: string) =>
-  new AppError(502, ErrorCode.SIGNING_ERROR, `The timestamp authority could not timestamp the signature (${why}); retry later.`);
+  new DomainError(ErrorCode.TIMESTAMP_AUTHORITY_FAILED, `The timestamp authority could not timestamp the signature (${why}); retry later.`);
 
 /** An RFC 3161 TimeStampReq (version 1, SHA-256 imprint, nonce, certReq true) in DER. */
 export function buildTimeStampRequest(messageHash: Buffer, nonce: Buffer): Buffer {
@@ -52,7 +52,7 @@ async function post(url: string, body: Buffer, options: TsaOptions): Promise<Buf
       allowPrivateAddresses: options.allowPrivateAddresses,
     });
   } catch (err) {
-    throw tsaFailed(err instanceof AppError ? err.message.replace(/\.$/, '') : 'network error');
+    throw tsaFailed(err instanceof DomainError ? err.message.replace(/\.$/, '') : 'network error');
   }
 }
 
@@ -81,7 +81,7 @@ export async function requestTimestamp(signatureValue: Buffer, options: TsaOptio
     // The token goes into the signature exactly as the TSA encoded it (its second element).
     token = Buffer.from((parsed.result as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView);
   } catch (err) {
-    if (err instanceof AppError) throw err;
+    if (err instanceof DomainError) throw err;
     throw tsaFailed('unreadable reply');
   }
   const read = readTimestampToken(token, signatureValue, NO_ANCHORS);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { validationError } from '../../errors/app-error.js';
+import { validationError } from '../../errors/domain-error.js';
 import type { PdfView } from '../pdf/document.js';
 import { PdfString, textString, type PdfDict } from '../pdf/objects.js';
 import type { SigningIdentity } from './identity.js';

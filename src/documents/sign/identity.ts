@@ -4,7 +4,7 @@ import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { createCertificate, subjectKeyIdentifier } from './dev-certificate.js';
 import { readPkcs12, Pkcs12Error, type Pkcs12Contents } from '../pki/pkcs12/read.js';
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 
 /**
  * Who signs: the operator's PKCS#12 (SIGNING_P12 + SIGNING_P12_PASSWORD), a caller's own
@@ -35,7 +35,7 @@ export interface IdentityConfig {
   dataDir: string;
 }
 
-const invalidCertificate = (message: string) => new AppError(422, ErrorCode.INVALID_CERTIFICATE, message);
+const invalidCertificate = (message: string) => new DomainError(ErrorCode.INVALID_CERTIFICATE, message);
 
 export function toPortable(identity: SigningIdentity): PortableIdentity {
   return {
@@ -80,10 +80,10 @@ export function assertCertificateCurrent(certificate: X509Certificate, at: Date)
   const from = new Date(certificate.validFrom);
   const to = new Date(certificate.validTo);
   if (at < from) {
-    throw new AppError(422, ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate is not valid yet (valid from ${from.toISOString()}); sign with a current certificate.`);
+    throw new DomainError(ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate is not valid yet (valid from ${from.toISOString()}); sign with a current certificate.`);
   }
   if (at > to) {
-    throw new AppError(422, ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate expired on ${to.toISOString()}; sign with a current certificate.`);
+    throw new DomainError(ErrorCode.CERTIFICATE_EXPIRED, `The signing certificate expired on ${to.toISOString()}; sign with a current certificate.`);
   }
 }
 
@@ -98,7 +98,7 @@ export function parsePkcs12(p12: Uint8Array, passphrase: string, isDevelopment =
     }
     if (err instanceof Pkcs12Error && err.problem === 'unsupported') throw invalidCertificate(`The PKCS#12 cannot be used: ${err.message}.`);
     if (err instanceof Pkcs12Error && err.problem === 'budget') {
-      throw unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, `Opening this PKCS#12 would take more key-derivation work than one request may use: ${err.message}. Export it again with fewer iterations (OpenSSL's default is 2048).`, {
+      throw new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, `Opening this PKCS#12 would take more key-derivation work than one request may use: ${err.message}. Export it again with fewer iterations (OpenSSL's default is 2048).`, {
         extensions: { limit: { name: 'sign.p12KdfRounds', max: err.work!.max } },
       });
     }

@@ -1,6 +1,6 @@
 import { warning, type Warning } from '../warnings.js';
 import { createHash } from 'node:crypto';
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { oneLine, type Cert } from '../pki/certificates.js';
 import { revocationPointers } from '../pki/revocation/evidence.js';
 import type { PortableAnchor } from '../pki/trust.js';
@@ -51,7 +51,7 @@ const publishesRevocation = (cert: Cert) => {
 
 async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: Warning[]): Promise<DssContent> {
   const material = signatureMaterial(pdf, { trustRoots: options.trustRoots, anchors: options.anchors });
-  if (!material.length) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
+  if (!material.length) throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF has no signature to add validation data (B-LT) for.');
   const now = options.now ?? new Date();
   const content: DssContent = { certs: new Map(), ocsps: new Map(), crls: new Map(), vri: new Map() };
   const fetched = new Map<string, Awaited<ReturnType<typeof fetchEvidence>>>();
@@ -96,7 +96,7 @@ async function gatherValidationData(pdf: Buffer, options: LtvOptions, warnings: 
   }
   if (missing.length) {
     const names = [...new Set(missing.map((cert) => `"${oneLine(cert.x509.subject)}"`))];
-    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `B-LT needs revocation data for ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}, which the document does not carry, and this service fetches none (REVOCATION_FETCH is off). Ask the operator to turn REVOCATION_FETCH on, or send a document that already carries that revocation data.`);
+    throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, `B-LT needs revocation data for ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}, which the document does not carry, and this service fetches none (REVOCATION_FETCH is off). Ask the operator to turn REVOCATION_FETCH on, or send a document that already carries that revocation data.`);
   }
   return content;
 }
@@ -150,7 +150,7 @@ const TIMESTAMP_ROOM = 16_384;
 export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promise<Buffer> {
   const structure = readPdfStructure(pdf);
   if (structure.docMdpPermission === 1) {
-    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take a document time-stamp.');
+    throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take a document time-stamp.');
   }
   const writer = new IncrementalWriter(structure.view);
   const edits = new RevisionEdits(structure, writer);
@@ -162,7 +162,7 @@ export async function addDocumentTimestamp(pdf: Buffer, tsa: TsaOptions): Promis
   }));
   const span = writeWithByteRange(writer, placeholders);
   const token = await requestTimestamp(Buffer.concat(signedBytes(span)), tsa);
-  if (token.length > TIMESTAMP_ROOM) throw new AppError(502, ErrorCode.SIGNING_ERROR, 'The time-stamp token is larger than the space reserved for it.');
+  if (token.length > TIMESTAMP_ROOM) throw new DomainError(ErrorCode.TIMESTAMP_AUTHORITY_FAILED, 'The time-stamp token is larger than the space reserved for it.');
   span.pdf.write(token.toString('hex').toUpperCase(), span.contentsStart + 1, 'latin1');
   return span.pdf;
 }

@@ -1,6 +1,6 @@
 import { warning, type Warning } from '../warnings.js';
 import { createHash } from 'node:crypto';
-import { AppError, ErrorCode, unprocessable } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { AUDIT_TRAIL_KEY, assertSignableRequest, auditTrailString, buildAuditRecord } from './audit.js';
 import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
 import type { SigningIdentity } from './identity.js';
@@ -114,14 +114,14 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const structure = readPdfStructure(input);
   clock.lap('read');
   if (structure.docMdpPermission === 1) {
-    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
+    throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified with "no changes allowed" (DocMDP P=1); it cannot take another signature.');
   }
   if (structure.docMdpPermission === 2 && request.appearance && !isFieldAppearance(request.appearance)) {
     // Validators (pyHanko, our verify) refuse a visible signature field added after a P1/P2 certification: its appearance could cover certified content.
-    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified (DocMDP P=2): a new visible signature field would break its certification (validators refuse one, against the Sneaky Signature Attack). Sign without appearance (an invisible signature), or in an existing empty signature field (appearance.field).');
+    throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF is certified (DocMDP P=2): a new visible signature field would break its certification (validators refuse one, against the Sneaky Signature Attack). Sign without appearance (an invisible signature), or in an existing empty signature field (appearance.field).');
   }
   if (request.certify && (structure.signedFieldCount > 0 || structure.docMdpPermission !== undefined)) {
-    throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
+    throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT,
       'The PDF already carries a signature: a certification signature (certify) must be the first one in a document. Sign it without certify, or certify the unsigned original.');
   }
   const now = new Date(Math.floor((options.now ?? new Date()).getTime() / 1000) * 1000);
@@ -184,7 +184,7 @@ export async function signPdfReport(input: Buffer, request: SignRequest, identit
   const cms = assembleSignedData({ signer, attributes, signatureValue, timeStampToken });
   if (cms.length > size) {
     tsaTokenSizeCache.clear();
-    throw new AppError(503, ErrorCode.SIGNING_ERROR, 'The signature did not fit its reserved space (the timestamp authority changed its reply size); retry the request.');
+    throw new DomainError(ErrorCode.SIGNATURE_SPACE_EXCEEDED, 'The signature did not fit its reserved space (the timestamp authority changed its reply size); retry the request.');
   }
   pdf.write(cms.toString('hex').toUpperCase(), contentsStart + 1, 'latin1');
   clock.lap('cms');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AppError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/domain-error.js';
 import type { Cert } from '../pki/certificates.js';
 import { TrustStore } from '../pki/trust.js';
 import { PdfView, revisionEnds, type RevisionEnd } from '../pdf/document.js';
@@ -28,10 +28,10 @@ function openFinal(data: Uint8Array, budget: DecodeBudget): PdfView {
     throw invalidFile('The PDF is malformed beyond recovery (no readable cross-reference or catalog); re-save it and try again.');
   }
   if (view.encryptionError?.reason === 'password') {
-    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF needs a password to open; send it without the password protection.');
+    throw new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF needs a password to open; send it without the password protection.');
   }
   if (view.encryptionError) {
-    throw new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, `The PDF is encrypted in a way that cannot be verified (${view.encryptionError.message}).`);
+    throw new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, `The PDF is encrypted in a way that cannot be verified (${view.encryptionError.message}).`);
   }
   if (!view.catalog) throw invalidFile('The PDF has no readable document catalog; re-save it and try again.');
   return view;
@@ -166,7 +166,7 @@ function summaryReason(signed: SignatureReport[], timestamps: SignatureReport[],
 /**
  * Verifies every signature of a PDF: integrity of the signed bytes, the CMS signature, the
  * certificate chain against `trustRoots`, time-stamps, DocMDP and what changed after each signature.
- * Throws AppError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a PDF / unreadable), ENCRYPTED_DOCUMENT.
+ * Throws DomainError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a PDF / unreadable), ENCRYPTED_DOCUMENT.
  */
 function examineDocument(input: Uint8Array, options: VerifyOptions): Examination {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_PDF_BYTES;

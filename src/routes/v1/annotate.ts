@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
 import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
-import { validationError } from '../../errors/app-error.js';
+import { ErrorCode, validationError } from '../../errors/domain-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
@@ -70,7 +70,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
         const input = request.isMultipart()
           ? await readMultipart(request.body as MultipartBody, request)
           : await readJson(request.body as JsonBody, services);
-        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename, unsupportedAs: 400 });
+        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename, unsupportedAs: ErrorCode.INVALID_FILE_FORMAT });
         input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
 
         const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);

@@ -5,7 +5,7 @@ import { bodyBudget } from '../../http/body-budget.js';
 import { detectFormat } from '../../inputs/detect-format.js';
 import { DOCUMENT_FORMATS, OFFICE_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS } from '../../http/response-docs.js';
@@ -78,7 +78,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         },
         // Before body validation, so a JSON or raw body is told "wrong media type", not "missing field".
         preValidation: async (request) => {
-          if (!request.isMultipart()) throw new AppError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
+          if (!request.isMultipart()) throw new DomainError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
         },
       },
       async (request, reply) => {
@@ -88,8 +88,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
         const to = query.to ?? 'pdf';
         const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, request.body as Record<string, unknown>);
         const markupTask = MARKUP_TASKS[from];
-        if (to === 'docx' && !markupTask) throw new AppError(400, ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
-        if (to === 'docx' && pdf) throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
+        if (to === 'docx' && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
+        if (to === 'docx' && pdf) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
 
         if (to === 'pdf') services.assertCanRenderPdf();
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { AppError, ErrorCode } from '../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { safeFetch } from '../../inputs/safe-fetch.js';
 import type { Services } from '../../services.js';
 
@@ -13,7 +13,7 @@ export async function fetchRemoteImages(services: Services, urls: string[]): Pro
   if (urls.length === 0) return {};
   const policy = services.config.urlInputs;
   if (!policy.allowed) {
-    throw new AppError(400, ErrorCode.URL_NOT_ALLOWED, 'Images by URL are disabled on this service (ALLOW_URL_INPUTS); send them as base64, data: URIs or multipart parts (cid:).');
+    throw new DomainError(ErrorCode.URL_NOT_ALLOWED, 'Images by URL are disabled on this service (ALLOW_URL_INPUTS); send them as base64, data: URIs or multipart parts (cid:).');
   }
   const entries = await Promise.all(urls.map(async (url) => [url, await safeFetch(url, policy)] as const));
   return Object.fromEntries(entries);

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { detectFormat } from '../../inputs/detect-format.js';
 import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
-import { AppError, ErrorCode, fileTooLarge, invalidFile, unprocessable, validationError } from '../../errors/app-error.js';
+import { DomainError, ErrorCode, fileTooLarge, invalidFile, validationError } from '../../errors/domain-error.js';
 import { MAX_APPEARANCE_IMAGE_BYTES } from '../../documents/sign/pdf/appearance-image.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
@@ -89,7 +89,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
         input.request.requestId = String(request.id);
         input.request.documentName = input.filename;
         const to = request.query.to ?? 'pdf';
-        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename, unsupportedAs: 400 }) === 'pdf';
+        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename, unsupportedAs: ErrorCode.INVALID_FILE_FORMAT }) === 'pdf';
         if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
         if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
 
@@ -144,7 +144,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   function tsaFor(level: SignatureLevel | undefined) {
     const url = services.config.signing.tsaUrl;
     if (!url && (level === 'B-T' || level === 'B-LTA')) {
-      throw unprocessable(ErrorCode.SIGNING_ERROR, `${level} needs a time-stamp authority, and this service has none (TSA_URL is not set).`);
+      throw new DomainError(ErrorCode.SIGNING_ERROR, `${level} needs a time-stamp authority, and this service has none (TSA_URL is not set).`);
     }
     return url ? { url, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined;
   }
@@ -158,7 +158,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
     const body = request.body as JsonBody;
     const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    detectFormat(document, ['pdf'], { unsupportedAs: 400 });
+    detectFormat(document, ['pdf'], { unsupportedAs: ErrorCode.INVALID_FILE_FORMAT });
     const task: ExtendTaskInput = { document, level, ltv: ltvFor(await services.signing()), tsa: tsaFor(level) };
     const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);
     return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()), result.warnings);
@@ -224,7 +224,7 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
     }
     // Empty is what HTML forms (Swagger UI included) send for an untouched passphrase field.
     if (body.passphrase && !p12File) {
-      throw new AppError(400, ErrorCode.VALIDATION_ERROR, 'A passphrase was sent without a PKCS#12 file part (p12 or certificate).');
+      throw new DomainError(ErrorCode.VALIDATION_ERROR, 'A passphrase was sent without a PKCS#12 file part (p12 or certificate).');
     }
     return {
       document: file.data,

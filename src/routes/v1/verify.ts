@@ -12,7 +12,7 @@ import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/v
 import { verifyJsonExample } from './schemas/examples.js';
 import { TrustRootsSchema, VerifyAnswerSchema, VerifyJsonBodySchema } from './schemas/verify.js';
 import { requestAnchors, type PortableAnchor } from '../../documents/pki/trust.js';
-import { validationError } from '../../errors/app-error.js';
+import { ErrorCode, validationError } from '../../errors/domain-error.js';
 
 const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }), trustRoots: Type.Optional(TrustRootsSchema) });
 
@@ -59,7 +59,7 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
         const anchors = [...operatorAnchors, ...ownRoots];
         const maxBytes = services.config.limits.maxFileBytes;
         const { fetch, ...revocationFetch } = services.config.revocation;
-        const report = detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: 400 }) === 'docx'
+        const report = detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: ErrorCode.INVALID_FILE_FORMAT }) === 'docx'
           ? await services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, anchors, maxBytes }, request.job)
           : await services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, anchors, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
         return { ...report, warnings: reportWarnings(report) };

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkRawXml } from '../../../src/documents/annotate/raw-xml.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 
 /**
  * Differential test of the {@raw} checker against Python's expat (an independent XML parser):
@@ -59,8 +59,8 @@ describe('{@raw} checker against expat', () => {
       try {
         return { xml, out: checkRawXml(xml, 'raw') };
       } catch (error) {
-        expect(error, xml).toBeInstanceOf(AppError);
-        expect((error as AppError).code).toBe('RAW_XML_INVALID');
+        expect(error, xml).toBeInstanceOf(DomainError);
+        expect((error as DomainError).code).toBe('RAW_XML_INVALID');
         return { xml, out: null };
       }
     });

@@ -9,6 +9,7 @@ import { annotateDocx, loadSvgRenderer } from '../../../src/documents/annotate/i
 import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
 import { buildDocx, cell, noteReference, para, pngImage, row, sdt, table, textBox } from '../../support/annotate/docx-builder.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { answering } from '../../support/domain-error.js';
 
 const BADGE_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="90" height="30"><rect width="90" height="30" fill="#00A050"/></svg>';
 
@@ -100,7 +101,7 @@ describe('annotate rendered by LibreOffice', () => {
 });
 
 describe('annotate through the worker pool', () => {
-  it('runs the `annotate` task and carries AppErrors back', async () => {
+  it('runs the `annotate` task and carries DomainErrors back', async () => {
     const pool = new WorkerPool({ threads: 1, maxQueue: 10 });
     try {
       const template = buildDocx({ body: para('Hi {name}') });
@@ -110,7 +111,7 @@ describe('annotate through the worker pool', () => {
       });
       expect(Buffer.from(output.docx).includes(Buffer.from('PK'))).toBe(true);
       const bad = pool.run('annotate', { template: new Uint8Array(template), fields: [{ id: 'zzz', type: 'text', value: 'x' }] });
-      await expect(bad).rejects.toMatchObject({ status: 422, code: 'FIELD_NOT_FOUND' });
+      await expect(bad).rejects.toMatchObject(answering(422, 'FIELD_NOT_FOUND'));
     } finally {
       await pool.close();
     }

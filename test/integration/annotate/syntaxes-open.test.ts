@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import type { AnnotateInput } from '../../../src/documents/annotate/types.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocx, cell, para, row, table } from '../../support/annotate/docx-builder.js';
 import { superdocBlockControl, superdocControl } from '../../support/annotate/superdoc.js';
 
@@ -133,8 +133,8 @@ describe('filled templates open in LibreOffice', () => {
       try {
         docs.set(`random-${i}`, annotateDocx({ template: rawTemplate, fields: [], data: { raw, cellRaw: raw } }).docx);
       } catch (error) {
-        expect(error, raw).toBeInstanceOf(AppError);
-        expect((error as AppError).code, raw).toBe('RAW_XML_INVALID');
+        expect(error, raw).toBeInstanceOf(DomainError);
+        expect((error as DomainError).code, raw).toBe('RAW_XML_INVALID');
         refused++;
       }
     });

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../../../src/compute/worker-pool.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
+import { answering } from '../../support/domain-error.js';
 
 // The deadline counts from the task's start; 15 s leaves room (even on a loaded machine) for a fresh thread to load the tasks.
 const pool = new WorkerPool({ threads: 1, maxQueue: 1, taskTimeoutMs: 15_000 });
@@ -11,9 +13,9 @@ describe('worker pool', () => {
   it('stops a runaway task at its deadline with 504, and the pool goes on', async () => {
     const started = Date.now();
     const err = await pool.run('spin', { ms: 120_000 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).status).toBe(504);
-    expect((err as AppError).code).toBe('PROCESSING_TIMEOUT');
+    expect(err).toBeInstanceOf(DomainError);
+    expect(httpStatusOf(err as DomainError)).toBe(504);
+    expect((err as DomainError).code).toBe('PROCESSING_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(40_000);
     expect(await pool.run('ping', { at: 7 })).toMatchObject({ at: 7 });
   });
@@ -26,9 +28,9 @@ describe('worker pool', () => {
         small.run('markdownToDocx', { source: markdownTable(400, 60), limits: { maxNestingDepth: 50 } }).catch((e: unknown) => e),
         small.run<unknown, { docx: Uint8Array }>('markdownToDocx', { source: markdownTable(3, 3), limits: { maxNestingDepth: 50 } }),
       ]);
-      expect(hungry).toBeInstanceOf(AppError);
-      expect((hungry as AppError).status).toBe(422);
-      expect((hungry as AppError).code).toBe('DOCUMENT_TOO_COMPLEX');
+      expect(hungry).toBeInstanceOf(DomainError);
+      expect(httpStatusOf(hungry as DomainError)).toBe(422);
+      expect((hungry as DomainError).code).toBe('DOCUMENT_TOO_COMPLEX');
       expect(Buffer.from(neighbour.docx).subarray(0, 2).toString()).toBe('PK');
       expect(await small.run('ping', { at: 9 })).toMatchObject({ at: 9 });
       expect(small.stats.threads).toBeGreaterThan(0);
@@ -44,7 +46,7 @@ describe('worker pool fairness and abandoned tasks', () => {
     try {
       await fair.run('ping', { at: 0 });
       const finished: string[] = [];
-      const track = (name: string, p: Promise<unknown>) => p.then(() => finished.push(name), (e: unknown) => { finished.push(`${name}:${(e as AppError).status}`); });
+      const track = (name: string, p: Promise<unknown>) => p.then(() => finished.push(name), (e: unknown) => { finished.push(`${name}:${httpStatusOf(e as DomainError)}`); });
       const running = track('a0', fair.run('spin', { ms: 600 }, { caller: 'a' }));
       const floods = ['a1', 'a2', 'a3', 'a4'].map((name) => track(name, fair.run('spin', { ms: 50 }, { caller: 'a' })));
       const gone = new AbortController();
@@ -78,9 +80,9 @@ describe('worker pool fairness and abandoned tasks', () => {
         const busy = impatient.run('spin', { ms: 3_000 });
         await new Promise((r) => setTimeout(r, 100));
         const started = Date.now();
-        const err = await impatient.run('ping', { at: 1 }).catch((e: unknown) => e as AppError);
-        expect(err).toMatchObject({ status: 503, code: 'SERVICE_BUSY' });
-        expect(Number((err as AppError).headers?.['retry-after'])).toBeGreaterThan(0);
+        const err = await impatient.run('ping', { at: 1 }).catch((e: unknown) => e as DomainError);
+        expect(err).toMatchObject(answering(503, 'SERVICE_BUSY'));
+        expect(Number((err as DomainError).retryAfterSeconds)).toBeGreaterThan(0);
         expect(Date.now() - started).toBeLessThan(2_000);
         await busy;
       } finally {
@@ -95,11 +97,11 @@ describe('worker pool fairness and abandoned tasks', () => {
     const pool2 = new WorkerPool({ threads: 1, maxQueue: 5, taskTimeoutMs: 30_000 });
     try {
       const running = pool2.run('spin', { ms: 300 });
-      const waiting = [1, 2, 3].map(() => pool2.run('spin', { ms: 10 }).catch((e: unknown) => e as AppError));
+      const waiting = [1, 2, 3].map(() => pool2.run('spin', { ms: 10 }).catch((e: unknown) => e as DomainError));
       pool2.shedQueued();
       for (const err of await Promise.all(waiting)) {
-        expect(err).toMatchObject({ status: 503, code: 'SERVICE_BUSY' });
-        expect((err as AppError).headers?.['retry-after']).toBeDefined();
+        expect(err).toMatchObject(answering(503, 'SERVICE_BUSY'));
+        expect((err as DomainError).retryAfterSeconds).toBeDefined();
       }
       await running;
     } finally {

@@ -4,6 +4,7 @@ import { WorkerPool } from '../../../src/compute/worker-pool.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import PizZip from 'pizzip';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { answering } from '../../support/domain-error.js';
 
 const limits = { maxBytes: 16 * 1024 * 1024, maxNestingDepth: 64 };
 
@@ -44,6 +45,6 @@ describe('markup edge cases', () => {
     const html = await pool.run<unknown, { docx: Uint8Array }>('htmlToDocx', { source: new TextEncoder().encode('<p>x</p>'), limits });
     expect(html.docx.byteLength).toBeGreaterThan(1000);
     await expect(pool.run('htmlToDocx', { source: new TextEncoder().encode('<div>'.repeat(500)), limits }))
-      .rejects.toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+      .rejects.toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
   });
 });

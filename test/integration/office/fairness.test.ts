@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { OfficePool, type JobEvent } from '../../../src/office/index.js';
 import { corpusDocx } from './pdf-tools.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
+import { answerOf, answering } from '../../support/domain-error.js';
 
 const SMALL = corpusDocx('pandoc-track_changes_insertion.docx');
 const LARGE = corpusDocx('docx4j-headers_footers.docx');
@@ -16,7 +18,7 @@ describe('office queue: fair between callers, abandoned jobs dropped, shed on sh
     pool.on('job', (e) => jobs.push(e));
     const finished: string[] = [];
     const track = (name: string, p: Promise<unknown>) =>
-      p.then(() => void finished.push(name), (e: unknown) => void finished.push(`${name}:${(e as AppError).status}`));
+      p.then(() => void finished.push(name), (e: unknown) => void finished.push(`${name}:${httpStatusOf(e as DomainError)}`));
 
     const all = [track('a0', pool.convertToPdf(LARGE, { job: { caller: 'a' } }))];
     await new Promise((r) => setTimeout(r, 50));
@@ -37,11 +39,11 @@ describe('office queue: fair between callers, abandoned jobs dropped, shed on sh
   it('answers every queued job with 503 + Retry-After when its queue is shed (shutdown), the running one finishes', async () => {
     const running = pool.convertToPdf(LARGE, { job: { caller: 'a' } });
     await new Promise((r) => setTimeout(r, 50));
-    const queued = [1, 2].map(() => pool.convertToPdf(SMALL, { job: { caller: "b" } }).then(() => undefined, (e: unknown) => e as AppError));
+    const queued = [1, 2].map(() => pool.convertToPdf(SMALL, { job: { caller: "b" } }).then(() => undefined, (e: unknown) => e as DomainError));
     pool.shedQueued();
     for (const err of await Promise.all(queued)) {
-      expect(err).toMatchObject({ status: 503, code: 'SERVICE_BUSY' });
-      expect(err?.headers?.['retry-after']).toBe('1');
+      expect(err).toMatchObject(answering(503, 'SERVICE_BUSY'));
+      expect(answerOf(err)).toMatchObject({ retryAfter: '1' });
     }
     expect((await running).subarray(0, 5).toString()).toBe('%PDF-');
   }, 120_000);

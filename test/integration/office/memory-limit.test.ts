@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { OfficePool, type RestartEvent } from '../../../src/office/index.js';
 import { GroupMemory, processGroupMembers } from '../../../src/office/memory-watch.js';
 import { largeImagesDocx } from '../../support/office/large-images.js';
 import { corpusDocx } from './pdf-tools.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 /**
  * Issue 26 item 8: an office process has a hard memory limit while it works. Four 10 000² PNGs
@@ -57,10 +58,10 @@ describe('office memory limit', () => {
     const started = Date.now();
     const err = await pool.convertToPdf(heavy).then(() => undefined, (e: unknown) => e);
     clearInterval(sampler);
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).status).toBe(422);
-    expect((err as AppError).code).toBe('DOCUMENT_TOO_COMPLEX');
-    expect((err as AppError).extensions).toEqual({ limit: { name: 'convert.officeMemoryMb', max: LIMIT_MB } });
+    expect(err).toBeInstanceOf(DomainError);
+    expect(httpStatusOf(err as DomainError)).toBe(422);
+    expect((err as DomainError).code).toBe('DOCUMENT_TOO_COMPLEX');
+    expect((err as DomainError).extensions).toEqual({ limit: { name: 'convert.officeMemoryMb', max: LIMIT_MB } });
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(peak / 2 ** 20).toBeGreaterThan(LIMIT_MB * 0.9);
     expect(peak / 2 ** 20).toBeLessThan(LIMIT_MB + OVERSHOOT_MB);

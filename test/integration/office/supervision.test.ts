@@ -4,11 +4,12 @@ import path from 'node:path';
 import PizZip from 'pizzip';
 import { afterEach, describe, expect, it } from 'vitest';
 import { convertDocxToPdf } from '../../../src/documents/docx-pdf/index.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { OfficePool, type RestartEvent } from '../../../src/office/index.js';
 import { sweepLeftovers } from '../../../src/office/office-process.js';
 import { instanceRoot } from '../../../src/temp/instance-root.js';
 import { corpusDocx, flatText, isPdf } from './pdf-tools.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 const SMALL = corpusDocx('pandoc-track_changes_insertion.docx');
 const LARGE = corpusDocx('docx4j-headers_footers.docx');
@@ -24,10 +25,10 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close()));
 });
 
-async function errorOf(promise: Promise<unknown>): Promise<AppError> {
+async function errorOf(promise: Promise<unknown>): Promise<DomainError> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
 }
 
 /** Live (non-zombie) processes of a process group. */
@@ -61,7 +62,7 @@ describe('office pool supervision', () => {
     await pool.start();
     const [before] = pool.processGroups();
     const err = await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }));
-    expect(err.status).toBe(504);
+    expect(httpStatusOf(err)).toBe(504);
     expect(err.code).toBe('CONVERSION_TIMEOUT');
     expect(restarts.map((r) => r.reason)).toEqual(['timeout']);
     await waitFor(() => liveMembers(before!.pgid).length === 0, 2_000);
@@ -84,10 +85,10 @@ describe('office pool supervision', () => {
     expect(office).toBeDefined();
     process.kill(office!.pid, 'SIGKILL');
     const err = await victim;
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).status).toBe(502);
-    expect((err as AppError).code).toBe('CONVERSION_FAILED');
-    expect((err as AppError).message).not.toMatch(/soffice|uno|python/i);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(httpStatusOf(err as DomainError)).toBe(502);
+    expect((err as DomainError).code).toBe('CONVERSION_FAILED');
+    expect((err as DomainError).message).not.toMatch(/soffice|uno|python/i);
     for (const pdf of await Promise.all(others)) expect(isPdf(pdf)).toBe(true);
     expect(restarts.some((r) => r.reason === 'crash')).toBe(true);
     await waitFor(() => pool.stats().up === 2, 60_000);
@@ -150,9 +151,9 @@ describe('office pool supervision', () => {
     const queued = pool.convertToPdf(SMALL);
     expect(pool.stats()).toMatchObject({ queued: 1 });
     const err = await errorOf(pool.convertToPdf(SMALL));
-    expect(err.status).toBe(503);
+    expect(httpStatusOf(err)).toBe(503);
     expect(err.code).toBe('SERVICE_BUSY');
-    expect(Number(err.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(err.retryAfterSeconds)).toBeGreaterThanOrEqual(1);
     expect(isPdf(await running)).toBe(true);
     expect(isPdf(await queued)).toBe(true);
   });
@@ -168,12 +169,12 @@ describe('office pool supervision', () => {
     const broken = new PizZip(SMALL);
     broken.file('word/document.xml', Buffer.alloc(4096, 0xff));
     const brokenErr = await errorOf(convertDocxToPdf(pool, broken.generate({ type: 'nodebuffer' })));
-    expect([422, 502]).toContain(brokenErr.status);
+    expect([422, 502]).toContain(httpStatusOf(brokenErr));
     // A process replaced after a failure takes its work directory (job area included) with it.
     const emptyOrGone = (dir: string) => !existsSync(dir) || readdirSync(dir, { recursive: true, withFileTypes: true }).every((e) => e.isDirectory());
     for (const dir of [jobs, ...pool.jobDirectories()]) expect(emptyOrGone(dir), dir).toBe(true);
     const beforeTimeout = pool.jobDirectories();
-    expect((await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 }))).status).toBe(504);
+    expect(httpStatusOf(await errorOf(pool.convertToPdf(LARGE, { timeoutMs: 100 })))).toBe(504);
     for (const dir of [jobs, ...beforeTimeout, ...pool.jobDirectories()]) expect(emptyOrGone(dir), dir).toBe(true);
     // Inputs staged while waiting and PDFs moved out of the job directory are gone too, also for
     // jobs refused while queued.
@@ -186,7 +187,7 @@ describe('office pool supervision', () => {
     const threaded = newPool({ size: 1, syncIoMaxBytes: 0 });
     await threaded.start();
     expect(isPdf(await convertDocxToPdf(threaded, SMALL))).toBe(true);
-    expect((await errorOf(convertDocxToPdf(threaded, broken.generate({ type: 'nodebuffer' })))).status).toBeGreaterThanOrEqual(400);
+    expect(httpStatusOf(await errorOf(convertDocxToPdf(threaded, broken.generate({ type: 'nodebuffer' }))))).toBeGreaterThanOrEqual(400);
     await threaded.close();
     expect(readdirSync(instanceRoot()).filter((f) => /^(in|out)-/.test(f))).toEqual([]);
     await pool.close();
@@ -203,7 +204,7 @@ describe('office pool supervision', () => {
     await pool.close();
     for (const pgid of groups) expect(liveMembers(pgid)).toEqual([]);
     expect(pool.ready).toBe(false);
-    expect((await errorOf(pool.convertToPdf(SMALL))).status).toBe(503);
+    expect(httpStatusOf(await errorOf(pool.convertToPdf(SMALL)))).toBe(503);
   });
 
   it('reports not-ready and keeps retrying when LibreOffice cannot start', async () => {

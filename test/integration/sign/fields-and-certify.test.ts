@@ -18,6 +18,7 @@ import { signPdfReport } from '../../../src/documents/sign/sign-pdf.js';
 import type { CertifyPermission, SignRequest } from '../../../src/documents/sign/types.js';
 import { verifyPdf } from '../../../src/documents/verify/verify-pdf.js';
 import { createTestPki, pdfsig, type TestPki } from './pki.js';
+import { answering } from '../../support/domain-error.js';
 
 /**
  * Signing into empty signature fields other tools made (@signpdf's unfilled placeholder from the
@@ -155,12 +156,12 @@ describe('certification signatures (certify → DocMDP P=1/2/3)', () => {
   });
 
   it('P=1 refuses any later signature; certifying a signed PDF is refused (certification must be first)', async () => {
-    await expect(signPdfReport(certified.get('no-changes')!, request(), pki.rsa)).rejects.toMatchObject({ status: 422 });
+    await expect(signPdfReport(certified.get('no-changes')!, request(), pki.rsa)).rejects.toMatchObject(answering(422, undefined));
     const { document: signed } = await signPdfReport(UNSIGNED, request(), pki.rsa);
-    await expect(signPdfReport(signed, request({ certify: 'form-filling' }), pki.rsa)).rejects.toMatchObject({
-      status: 422, message: expect.stringMatching(/certification signature \(certify\) must be the first/),
-    });
-    await expect(signPdfReport(certified.get('annotations')!, request({ certify: 'annotations' }), pki.rsa)).rejects.toMatchObject({ status: 422 });
+    await expect(signPdfReport(signed, request({ certify: 'form-filling' }), pki.rsa)).rejects.toMatchObject(answering(422, undefined, {
+      message: expect.stringMatching(/certification signature \(certify\) must be the first/),
+    }));
+    await expect(signPdfReport(certified.get('annotations')!, request({ certify: 'annotations' }), pki.rsa)).rejects.toMatchObject(answering(422, undefined));
   });
 
   it('certifying fills an unfilled placeholder too (it is not a signature yet)', async () => {

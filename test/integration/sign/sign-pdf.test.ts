@@ -17,6 +17,7 @@ import { expectSoundSignedUpdate } from '../../support/signed-output.js';
 import { startTsa } from './tsa-server.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { answering } from '../../support/domain-error.js';
 
 const CORPUS = `${CORPUS_DIR}`;
 const corpus = (p: string) => readFileSync(path.join(CORPUS, p));
@@ -194,7 +195,7 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     const tsa = await startTsa(pki);
     try {
       // The TSA is reached through the outbound guard: a loopback TSA needs OUTBOUND_ALLOW_PRIVATE_ADDRESSES.
-      await expect(signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url } })).rejects.toMatchObject({ status: 502, code: 'SIGNING_ERROR' });
+      await expect(signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url } })).rejects.toMatchObject(answering(502, 'SIGNING_ERROR'));
       expect(tsa.requests()).toBe(0);
       const out = await signPdf(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), request(), pki.rsa, { tsa: { url: tsa.url, allowPrivateAddresses: true } });
       expectSoundSignedUpdate(corpus('pdf-unsigned/signpdf-w3dummy.pdf'), out, qpdf);
@@ -264,7 +265,7 @@ describe('signPdf with PKCS#12 files from the corpus', () => {
   }
 
   it('refuses a wrong passphrase and a file that is not PKCS#12 with 422 INVALID_CERTIFICATE', () => {
-    expect(() => parsePkcs12(corpus('certs/signpdf-withpass.p12'), 'wrong')).toThrow(expect.objectContaining({ code: 'INVALID_CERTIFICATE', status: 422 }));
+    expect(() => parsePkcs12(corpus('certs/signpdf-withpass.p12'), 'wrong')).toThrow(answering(422, 'INVALID_CERTIFICATE'));
     expect(() => parsePkcs12(Buffer.from('not a p12 at all'), '')).toThrow(expect.objectContaining({ code: 'INVALID_CERTIFICATE' }));
   });
 
@@ -282,19 +283,19 @@ describe('signPdf with PKCS#12 files from the corpus', () => {
 describe('signPdf refuses what it cannot sign with a clear 4xx', () => {
   it('non-PDF, truncated, encrypted, broken xref, no submit event', async () => {
     const w3 = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
-    await expect(signPdf(Buffer.from('hello, not a pdf'), request(), pki.rsa)).rejects.toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT' });
-    await expect(signPdf(w3.subarray(0, w3.length / 2), request(), pki.rsa)).rejects.toMatchObject({ status: 422, code: 'UNPROCESSABLE_DOCUMENT' });
+    await expect(signPdf(Buffer.from('hello, not a pdf'), request(), pki.rsa)).rejects.toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
+    await expect(signPdf(w3.subarray(0, w3.length / 2), request(), pki.rsa)).rejects.toMatchObject(answering(422, 'UNPROCESSABLE_DOCUMENT'));
     const broken = Buffer.from(w3.toString('latin1').replace(/startxref\s+\d+/, 'startxref\n999999999'), 'latin1');
-    await expect(signPdf(broken, request(), pki.rsa)).rejects.toMatchObject({ status: 422, code: 'UNPROCESSABLE_DOCUMENT' });
+    await expect(signPdf(broken, request(), pki.rsa)).rejects.toMatchObject(answering(422, 'UNPROCESSABLE_DOCUMENT'));
 
     const plain = file('plain.pdf', w3);
     const locked = path.join(pki.dir, 'locked.pdf');
     execFileSync('qpdf', ['--encrypt', 'user', 'owner', '256', '--', plain, locked]);
-    await expect(signPdf(readFileSync(locked), request(), pki.rsa)).rejects.toMatchObject({ status: 422, code: 'ENCRYPTED_DOCUMENT' });
+    await expect(signPdf(readFileSync(locked), request(), pki.rsa)).rejects.toMatchObject(answering(422, 'ENCRYPTED_DOCUMENT'));
 
     await expect(signPdf(w3, request({ auditTrail: [{ type: 'ready', timestamp: '2025-01-01T00:00:00Z' }] }), pki.rsa))
-      .rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+      .rejects.toMatchObject(answering(400, 'VALIDATION_ERROR'));
     await expect(signPdf(w3, request({ appearance: { page: 9, x: 0, y: 0, width: 10, height: 10 } }), pki.rsa))
-      .rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+      .rejects.toMatchObject(answering(400, 'VALIDATION_ERROR'));
   });
 });

@@ -12,6 +12,7 @@ import { verifyPdf } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { createTestPki, type TestPki } from './pki.js';
 import { startTsa } from './tsa-server.js';
+import { answering } from '../../support/domain-error.js';
 
 /**
  * Signing reads the TSA's reply with the token reader verification uses, and refuses a reply that
@@ -108,7 +109,7 @@ describe('signing checks the TSA reply with the verifier\'s token reader', () =>
   ] as const)('%s: refused with 502 SIGNING_ERROR naming why', async (m, why) => {
     await sign('honest'); // a reply to replay, and the placeholder size measured honestly
     const error = await sign(m).then(() => undefined, (e: unknown) => e as { status: number; code: string; message: string });
-    expect(error).toMatchObject({ status: 502, code: 'SIGNING_ERROR' });
+    expect(error).toMatchObject(answering(502, 'SIGNING_ERROR'));
     expect(error!.message).toMatch(why);
   });
 });

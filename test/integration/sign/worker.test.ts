@@ -5,6 +5,7 @@ import { toPortable } from '../../../src/documents/sign/identity.js';
 import type { SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
 import { createTestPki, currentCallerP12, pdfsig, type TestPki } from './pki.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { answering } from '../../support/domain-error.js';
 
 let pki: TestPki;
 let pool: WorkerPool;
@@ -41,6 +42,6 @@ describe('signPdfTask through the Piscina pool', () => {
     const document = readFileSync(`${CORPUS_DIR}/pdf-unsigned/signpdf-w3dummy.pdf`);
     await expect(pool.run('signPdfTask', {
       document, request, identity: toPortable(pki.rsa), p12: { data: readFileSync(`${CORPUS_DIR}/certs/signpdf-withpass.p12`), passphrase: 'nope' },
-    })).rejects.toMatchObject({ status: 422, code: 'INVALID_CERTIFICATE' });
+    })).rejects.toMatchObject(answering(422, 'INVALID_CERTIFICATE'));
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { verifyPdf } from '../../../src/documents/verify/index.js';
 import { firstId, openStandardSecurity, rc4 } from '../../../src/documents/pdf/encryption.js';
 import { PdfView } from '../../../src/documents/pdf/document.js';
@@ -14,6 +14,7 @@ import { expectAgreementWithQpdf } from '../../support/qpdf-agreement.js';
 import { buildCms } from '../../unit/verify/helpers/cms.js';
 import { makeTestPki, type TestIdentity } from '../../unit/verify/helpers/pki.js';
 import { TestPdf } from '../../unit/verify/helpers/pdf.js';
+import { answering } from '../../support/domain-error.js';
 
 /**
  * Encrypted signed PDFs, made the way signing tools make them: a document with a signature
@@ -129,8 +130,8 @@ describe('verify: encrypted PDFs with the empty user password', () => {
       verifyPdf(pdf, { trustRoots: [root.pem] });
       throw new Error('expected a refusal');
     } catch (err) {
-      expect(err).toBeInstanceOf(AppError);
-      expect(err).toMatchObject({ status: 422, code: 'ENCRYPTED_DOCUMENT' });
+      expect(err).toBeInstanceOf(DomainError);
+      expect(err).toMatchObject(answering(422, 'ENCRYPTED_DOCUMENT'));
       expect((err as Error).message).toMatch(/needs a password/);
     }
   });
@@ -190,7 +191,7 @@ describe('verify: updates written into encrypted files are analysed on what they
 });
 
 describe('decryption never crashes the verifier', () => {
-  it('mutated encrypted files (every variant): a report or an AppError, never anything else', () => {
+  it('mutated encrypted files (every variant): a report or an DomainError, never anything else', () => {
     const files = VARIANTS.map(([, args]) => fill(encrypt(prepared(), '', args)));
     fc.assert(
       fc.property(
@@ -202,7 +203,7 @@ describe('decryption never crashes the verifier', () => {
           try {
             expect(typeof verifyPdf(bytes, { trustRoots: [root.pem] }).valid).toBe('boolean');
           } catch (err) {
-            expect(err).toBeInstanceOf(AppError);
+            expect(err).toBeInstanceOf(DomainError);
           }
         },
       ),

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyPdf, type SignatureReport, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { PdfView } from '../../../src/documents/pdf/document.js';
+import { answering } from '../../support/domain-error.js';
 
 /**
  * The signed PDFs of pyHanko's and EU DSS's test suites (../shared/corpus/pdf-signed-suites) against
@@ -260,7 +261,7 @@ describe('verify: signed PDFs of the pyHanko and EU DSS test suites agree with t
     it(`${file}: ${expectation}`, () => {
       const pdf = readFileSync(path.join(SUITES, file));
       if (expected.refusedFile) {
-        expect(() => verifyPdf(pdf, { trustRoots: [] })).toThrow(expect.objectContaining({ status: 400 }));
+        expect(() => verifyPdf(pdf, { trustRoots: [] })).toThrow(answering(400, undefined));
         return;
       }
       check(verifyPdf(pdf, { trustRoots: [] }), expected);

@@ -6,7 +6,8 @@ import {
 } from '../../support/annotate/docx-builder.js';
 import { parseXml } from '../../../src/documents/ooxml/xml.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
-import { rejection } from '../../support/app-error.js';
+import { rejection } from '../../support/domain-error.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 const CORPUS = `${CORPUS_DIR}/templates/`;
 const corpus = (name: string) => readFileSync(`${CORPUS}docxtemplater-${name}.docx`);
@@ -62,7 +63,7 @@ describe('annotate: docxtemplater tags', () => {
     ['one-unclosed', 1, ['word/document.xml']],
   ])('reports every template error of %s as 422 TEMPLATE_INVALID', (name, count, parts) => {
     const error = rejection(() => annotateDocx({ template: corpus(name), fields: [] }));
-    expect(error.status).toBe(422);
+    expect(httpStatusOf(error)).toBe(422);
     expect(error.code).toBe('TEMPLATE_INVALID');
     const errors = error.extensions?.errors as Array<{ part: string; explanation: string; offset: number | null }>;
     expect(errors).toHaveLength(count);
@@ -90,7 +91,7 @@ describe('annotate: docxtemplater tags', () => {
     expect(plainText(readPart(docx, 'word/document.xml'))).toContain('Hello Zoe!');
     expect(warnings.map((w) => w.message).join(' ')).toContain('{missing}');
     const error = rejection(() => annotateDocx({ template, fields: [{ id: 'who', type: 'text', value: 'Zoe' }], options: { strict: true } }));
-    expect(error.status).toBe(422);
+    expect(httpStatusOf(error)).toBe(422);
     expect(error.code).toBe('MISSING_VALUES');
     expect(error.extensions?.tags).toEqual(['missing']);
   });
@@ -146,12 +147,12 @@ describe('annotate: images and signatures in tags', () => {
     await loadSvgRenderer();
     const template = buildDocx({ body: para('{%a}') });
     const notImage = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: Buffer.from('hello world, not an image').toString('base64') }] }));
-    expect(notImage.status).toBe(400);
+    expect(httpStatusOf(notImage)).toBe(400);
     expect(notImage.message).toContain('fields[0]');
     const svg = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: `data:image/svg+xml;base64,${Buffer.from('<svg/>').toString('base64')}` }] }));
     expect(svg.message).toMatch(/SVG/);
     const cid = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: 'cid:nothere' }] }));
-    expect(cid.status).toBe(400);
+    expect(httpStatusOf(cid)).toBe(400);
     expect(cid.message).toContain('nothere');
   });
 
@@ -199,7 +200,7 @@ describe('annotate: tables', () => {
   it('rejects rows whose cell count differs from the template row with TABLE_SHAPE_MISMATCH', () => {
     const template = buildDocx({ body: table([head, row([cell('{#lines}{c0}'), cell('{c1}{/lines}')])]) });
     const error = rejection(() => annotateDocx({ template, fields: [{ id: 'lines', type: 'table', value: [['a', 'b'], ['only one']] }] }));
-    expect(error.status).toBe(422);
+    expect(httpStatusOf(error)).toBe(422);
     expect(error.code).toBe('TABLE_SHAPE_MISMATCH');
     expect(error.details?.[0].field).toBe('lines[1]');
   });
@@ -311,14 +312,14 @@ describe('annotate: real documents with content controls', () => {
 
 describe('annotate: input guards', () => {
   it('rejects a non-DOCX template and bad fields with 4xx', () => {
-    expect(rejection(() => annotateDocx({ template: Buffer.from('not a zip at all, really'), fields: [] })).status).toBe(400);
+    expect(httpStatusOf(rejection(() => annotateDocx({ template: Buffer.from('not a zip at all, really'), fields: [] })))).toBe(400);
     const template = buildDocx({ body: para('{a}') });
     const both = rejection(() => annotateDocx({ template, fields: [{ id: 'a', group: 'a', type: 'text', value: 'x' }] }));
-    expect(both.status).toBe(400);
+    expect(httpStatusOf(both)).toBe(400);
     const badType = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'video' as 'text', value: 'x' }] }));
-    expect(badType.status).toBe(400);
+    expect(httpStatusOf(badType)).toBe(400);
     const tooMany = rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'table', value: Array.from({ length: 6000 }, () => ['x']) }] }));
-    expect(tooMany.status).toBe(413);
+    expect(httpStatusOf(tooMany)).toBe(413);
   });
 });
 

@@ -3,16 +3,17 @@ import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRawXml, MAX_RAW_XML_DEPTH } from '../../../src/documents/annotate/raw-xml.js';
 import { LAYOUT_BUDGET } from '../../../src/documents/docx-pdf/layout-budget.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
+import { answering } from '../../support/domain-error.js';
 
 /** {@raw} values: their nesting is bounded, so checking them stays linear in their length. */
 const nestedTables = (depth: number) => '<w:tbl><w:tr><w:tc>'.repeat(depth) + '<w:p/>' + '</w:tc></w:tr></w:tbl>'.repeat(depth);
 
-function outcome(value: string): AppError | string {
+function outcome(value: string): DomainError | string {
   try {
     return checkRawXml(value, 'raw');
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
 }
@@ -37,7 +38,7 @@ describe('{@raw} nesting', () => {
     stackReads = 0;
     const started = performance.now();
     const err = outcome(value);
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } });
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } }));
     console.log(`raw-xml: 20 000 nested tables refused in ${Math.round(performance.now() - started)} ms after ${stackReads} stack reads`);
     expect(stackReads).toBeLessThan(100 * MAX_RAW_XML_DEPTH);
   });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { annotateDocx, loadSvgRenderer, SVG_LIMITS } from '../../../src/documents/annotate/index.js';
 import { inlineDrawingXml } from '../../../src/documents/annotate/drawing.js';
 import { buildDocx, listParts, para, pngImage, readPart, sdt } from '../../support/annotate/docx-builder.js';
-import { rejection } from '../../support/app-error.js';
+import { rejection } from '../../support/domain-error.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 const EMU = 9525;
 const redBox = (width = 120, height = 60, extra = '') =>
@@ -101,12 +102,12 @@ describe('annotate: SVG images with a PNG fallback', () => {
     const template = buildDocx({ body: para('{%a}') });
     const attempt = (svg: string) => rejection(() => annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: Buffer.from(svg).toString('base64') }] }));
     const broken = attempt('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect></svg>');
-    expect(broken.status).toBe(400);
+    expect(httpStatusOf(broken)).toBe(400);
     expect(broken.message).toMatch(/fields\[0\].*SVG/);
     const sizeless = attempt('<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0"></svg>');
-    expect(sizeless.status).toBe(400);
+    expect(httpStatusOf(sizeless)).toBe(400);
     const huge = attempt(redBox(10, 10, `<!--${'x'.repeat(SVG_LIMITS.maxBytes)}-->`));
-    expect(huge.status).toBe(413);
+    expect(httpStatusOf(huge)).toBe(413);
   });
 
   it('refuses pixel bombs embedded in the SVG, also inside a nested SVG, before rendering', () => {
@@ -118,10 +119,10 @@ describe('annotate: SVG images with a PNG fallback', () => {
     bomb.writeUInt32BE(10_000, 20);
     const embed = (bytes: Buffer, type: string) => `<image width="10" height="10" href="data:${type};base64,${bytes.toString('base64')}"/>`;
     const direct = attempt(redBox(10, 10, embed(bomb, 'image/png')));
-    expect(direct.status).toBe(413);
+    expect(httpStatusOf(direct)).toBe(413);
     expect(direct.message).toContain('10000×10000');
     const nested = attempt(redBox(10, 10, embed(Buffer.from(redBox(5, 5, embed(bomb, 'image/png'))), 'image/svg+xml')));
-    expect(nested.status).toBe(413);
+    expect(httpStatusOf(nested)).toBe(413);
     // A small embedded raster is fine and drawn into the fallback.
     const { docx } = annotateDocx({ template, fields: [{ id: 'a', type: 'image', value: Buffer.from(redBox(10, 10, embed(pngImage(4, 4), 'image/png'))).toString('base64') }] });
     expect(listParts(docx)).toContain('word/media/docproc-annotate-2.svg');

@@ -5,15 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import { createTagParser } from '../../../src/documents/annotate/tag-parser.js';
 import { countTemplateWork, TEMPLATE_BUDGET, type CompiledPart, type TagParser } from '../../../src/documents/annotate/template-budget.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
+import { answering } from '../../support/domain-error.js';
 
 /** The render cost counter: refuses loop bombs before they run, and its count bounds the real work. */
-function refusal(run: () => unknown): AppError {
+function refusal(run: () => unknown): DomainError {
   try {
     run();
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected a refusal');
@@ -25,7 +26,7 @@ describe('template work is counted before docxtemplater renders', () => {
     expect(template.length).toBeLessThan(4096); // the builder's package parts; the template text is 36 bytes
     const started = performance.now();
     const err = refusal(() => annotateDocx({ template, fields: [], data: { a: Array.from({ length: 100 }, (_, i) => ({ x: i })) } }));
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'annotate.maxWork', max: TEMPLATE_BUDGET.maxWork } } });
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'annotate.maxWork', max: TEMPLATE_BUDGET.maxWork } } }));
     expect(err.message).toContain('1,000,000');
     console.log(`template-budget: 10^8-iteration template refused in ${Math.round(performance.now() - started)} ms`);
   });

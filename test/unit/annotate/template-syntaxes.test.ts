@@ -4,7 +4,8 @@ import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import { checkRawXml } from '../../../src/documents/annotate/raw-xml.js';
 import { buildDocx, cell, para, plainText, readPart, row, table } from '../../support/annotate/docx-builder.js';
 import { superdocControl, superdocTag } from '../../support/annotate/superdoc.js';
-import { rejection } from '../../support/app-error.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
+import { answering, rejection } from '../../support/domain-error.js';
 
 
 const bodyText = (docx: Buffer) => plainText(readPart(docx, 'word/document.xml'));
@@ -49,7 +50,7 @@ describe('SuperDoc editor templates (JSON w:tag content controls)', () => {
 
   it('reports a field no control names as FIELD_NOT_FOUND, listing it', () => {
     const error = rejection(() => annotateDocx({ template, fields: [{ id: 'customer_nam', type: 'text', value: 'x' }] }));
-    expect(error).toMatchObject({ status: 422, code: 'FIELD_NOT_FOUND' });
+    expect(error).toMatchObject(answering(422, 'FIELD_NOT_FOUND'));
     expect(error.message).toContain('"customer_nam"');
   });
 
@@ -154,7 +155,7 @@ describe('filters', () => {
 
   it('an unknown filter is a 422 naming the filter and the tag', () => {
     const error = rejection(() => fill('{name | shout}', { name: 'x' }));
-    expect(error).toMatchObject({ status: 422, code: 'TEMPLATE_INVALID' });
+    expect(error).toMatchObject(answering(422, 'TEMPLATE_INVALID'));
     const body = JSON.stringify(error.extensions);
     expect(body).toContain('shout');
     expect(body).toContain('name | shout');
@@ -193,7 +194,7 @@ describe('foreign template languages', () => {
     ['docx-templates split', splitRuns('+++FOR row IN rows+++'), 'docx-templates'],
   ])('%s is named in a 422', (_label, body, language) => {
     const error = rejection(() => annotateDocx({ template: buildDocx({ body }), fields: [], data: { name: 'x' } }));
-    expect(error).toMatchObject({ status: 422, code: 'TEMPLATE_INVALID' });
+    expect(error).toMatchObject(answering(422, 'TEMPLATE_INVALID'));
     expect(error.extensions).toMatchObject({ templateLanguages: [language] });
     expect(error.message).toMatch(language === 'jinja' ? /Jinja/ : /docx-templates/);
   });
@@ -207,13 +208,13 @@ describe('foreign template languages', () => {
     const zip = new PizZip(buildDocx({ body: para('x') }));
     zip.file('word/document.xml', '{{ broken');
     const error = rejection(() => annotateDocx({ template: zip.generate({ type: 'nodebuffer' }) as Buffer, fields: [] }));
-    expect(error.status).toBe(422);
+    expect(httpStatusOf(error)).toBe(422);
   });
 
   it('a template without any tag or control is a warning, and a 422 with strict', () => {
     const template = buildDocx({ body: para('Just text.') });
     expect(annotateDocx({ template, fields: [] }).warnings).toEqual([expect.objectContaining({ code: 'TEMPLATE_HAS_NO_TAGS', message: expect.stringMatching(/no tags .* nothing to fill/) })]);
-    expect(rejection(() => annotateDocx({ template, fields: [], options: { strict: true } }))).toMatchObject({ status: 422, code: 'TEMPLATE_INVALID' });
+    expect(rejection(() => annotateDocx({ template, fields: [], options: { strict: true } }))).toMatchObject(answering(422, 'TEMPLATE_INVALID'));
   });
 });
 
@@ -252,7 +253,7 @@ describe('{@raw} XML', () => {
     ['a processing instruction', '<?mso-application progid="Word.Document"?><w:p/>', /processing instructions/],
   ] as const)('refuses %s with 422 RAW_XML_INVALID', (_label, value, issue) => {
     const error = rejection(() => fillRaw(value));
-    expect(error).toMatchObject({ status: 422, code: 'RAW_XML_INVALID' });
+    expect(error).toMatchObject(answering(422, 'RAW_XML_INVALID'));
     expect(error.message).toMatch(issue);
     expect(error.message).toContain('{@block}');
   });

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { convertDocxToPdf, type PdfConverter } from '../../../src/documents/docx-pdf/index.js';
 import type { ConvertToPdfOptions } from '../../../src/office/index.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { OpcPackage } from '../../../src/documents/ooxml/package.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 const DOCX = readFileSync(`${CORPUS_DIR}/docx/pandoc-track_changes_insertion.docx`);
 
@@ -19,10 +20,10 @@ function recordingConverter() {
   return { calls, converter };
 }
 
-async function errorOf(promise: Promise<unknown>): Promise<AppError> {
+async function errorOf(promise: Promise<unknown>): Promise<DomainError> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
 }
 
 describe('convertDocxToPdf', () => {
@@ -65,7 +66,7 @@ describe('convertDocxToPdf', () => {
   it('refuses a non-DOCX before it reaches LibreOffice', async () => {
     const { calls, converter } = recordingConverter();
     const err = await errorOf(convertDocxToPdf(converter, Buffer.from('%PDF-1.4 not a docx at all, just text')));
-    expect(err.status).toBe(400);
+    expect(httpStatusOf(err)).toBe(400);
     expect(err.code).toBe('INVALID_FILE_FORMAT');
     expect(calls).toHaveLength(0);
   });
@@ -78,7 +79,7 @@ describe('convertDocxToPdf', () => {
       Buffer.from('EncryptionInfo', 'utf16le'),
     ]);
     const err = await errorOf(convertDocxToPdf(converter, ole));
-    expect(err.status).toBe(422);
+    expect(httpStatusOf(err)).toBe(422);
     expect(err.code).toBe('ENCRYPTED_DOCUMENT');
   });
 });

@@ -3,18 +3,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prepareDocxForPdf } from '../../../src/documents/docx-pdf/prepare.js';
 import { LAYOUT_BUDGET, measureTables } from '../../../src/documents/docx-pdf/layout-budget.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocx, para, W_NS } from '../../support/annotate/docx-builder.js';
+import { answering } from '../../support/domain-error.js';
 
 /** Tables LibreOffice cannot lay out in time or memory are refused in Node, before it sees them. */
 const nested = (depth: number, prefix = 'w'): string =>
   depth === 0 ? para('x') : `<${prefix}:tbl><${prefix}:tr><${prefix}:tc>${nested(depth - 1, prefix)}<w:p/></${prefix}:tc></${prefix}:tr></${prefix}:tbl>`;
 
-function refusal(run: () => unknown): AppError {
+function refusal(run: () => unknown): DomainError {
   try {
     run();
   } catch (err) {
-    if (err instanceof AppError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
   throw new Error('expected a refusal');
@@ -26,7 +27,7 @@ describe('table nesting and cells are checked before LibreOffice', () => {
     console.log(`layout-budget: 3000-deep nested tables in a ${docx.length}-byte DOCX`);
     expect(docx.length).toBeLessThan(16 * 1024);
     const err = refusal(() => prepareDocxForPdf(docx, 'markup'));
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } });
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } }));
   });
 
   it('nesting at the limit passes, one more level does not, whatever the namespace prefix', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isPublicAddress, safeFetch } from '../../../src/inputs/safe-fetch.js';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 
 let server: http.Server;
 let hits = 0;
@@ -40,7 +40,7 @@ async function failure(p: Promise<unknown>): Promise<string> {
     await p;
     return 'resolved';
   } catch (err) {
-    return err instanceof AppError ? err.code : String(err);
+    return err instanceof DomainError ? err.code : String(err);
   }
 }
 
@@ -102,7 +102,7 @@ describe('SSRF-safe fetching', () => {
           await safeFetch(url, anywhere);
           return 'resolved';
         } catch (err) {
-          return `${(err as AppError).code} ${(err as AppError).message}`;
+          return `${(err as DomainError).code} ${(err as DomainError).message}`;
         }
       }),
     );

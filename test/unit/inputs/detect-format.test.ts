@@ -2,6 +2,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
+import { DomainError, ErrorCode } from '../../../src/errors/domain-error.js';
+import { toHttpFailure } from '../../../src/http/error-status.js';
 import { readCompoundFile } from '../../../src/inputs/compound-file.js';
 import { contentFormat, csvSeparator, detectFormat } from '../../../src/inputs/detect-format.js';
 import { DOCUMENT_FORMATS, OFFICE_FORMATS, type DocumentFormat } from '../../../src/inputs/formats.js';
@@ -36,7 +38,10 @@ function errorOf(run: () => unknown): { status?: number; code?: string; message:
   try {
     run();
   } catch (err) {
-    return err as never;
+    if (!(err instanceof DomainError)) throw err;
+    // As the caller is answered: the status and code come from src/http/error-status.ts.
+    const { status, code, message, extensions } = toHttpFailure(err);
+    return { status, code, message, extensions };
   }
   throw new Error('expected an error');
 }
@@ -203,7 +208,7 @@ function compoundFile(names: string[], nested: string[] = []): Buffer {
 
 describe('detectFormat: SuperDoc-contract routes and sloppy packages', () => {
   it('refuses with 400 INVALID_FILE_FORMAT (acceptedFormats too) where the route asks for it', () => {
-    expect(errorOf(() => detectFormat(Buffer.from('hello'), ['pdf', 'docx'], { unsupportedAs: 400 }))).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT', extensions: { acceptedFormats: ['pdf', 'docx'] } });
+    expect(errorOf(() => detectFormat(Buffer.from('hello'), ['pdf', 'docx'], { unsupportedAs: ErrorCode.INVALID_FILE_FORMAT }))).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT', extensions: { acceptedFormats: ['pdf', 'docx'] } });
   });
 
   it('reads a package without a main Override by its Default or its well-known main part', () => {

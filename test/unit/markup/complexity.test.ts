@@ -1,23 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { assertHtmlNesting } from '../../../src/documents/html/prescan.js';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { assertMarkdownNesting } from '../../../src/documents/markdown/prescan.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import { MARKUP_COMPLEXITY } from '../../../src/documents/model/complexity.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
+import { answering } from '../../support/domain-error.js';
 
 const limits = { maxBytes: 30 * 1024 * 1024, maxNestingDepth: 50 };
 const mdTable = (rows: number, cols: number) =>
   [`|${Array.from({ length: cols }, (_, i) => `h${i}`).join('|')}|`, `|${'---|'.repeat(cols)}`, ...Array.from({ length: rows }, (_, r) => `|${Array.from({ length: cols }, (_, c) => `${r}.${c}`).join('|')}|`)].join('\n');
 const htmlTable = (rows: number, cols: number) => `<table>${`<tr>${'<td>x</td>'.repeat(cols)}</tr>`.repeat(rows)}</table>`;
 
-function refusal(run: () => unknown): AppError {
+function refusal(run: () => unknown): DomainError {
   try {
     run();
   } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    return err as AppError;
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
   }
   throw new Error('expected a refusal');
 }
@@ -26,10 +28,10 @@ describe('Markdown complexity is counted before parsing', () => {
   it('a 1000 × 1000 table (5 MB) is refused as too many table cells, before any parsing', async () => {
     const source = new TextEncoder().encode(mdTable(1000, 1000));
     const started = performance.now();
-    const err = await markdownToDocx(source, { limits }).catch((e: unknown) => e as AppError);
+    const err = await markdownToDocx(source, { limits }).catch((e: unknown) => e as DomainError);
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
-    expect((err as AppError).message).toContain('table cells');
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
+    expect((err as DomainError).message).toContain('table cells');
   });
 
   it('counts header columns × rows across tables, and a table at the limit passes', () => {
@@ -52,10 +54,10 @@ describe('HTML complexity is counted before parsing', () => {
   it('a 24 MB table is refused as too many table cells, quickly', async () => {
     const source = new TextEncoder().encode(htmlTable(2400, 1000));
     const started = performance.now();
-    const err = await htmlToDocx(source, { limits }).catch((e: unknown) => e as AppError);
+    const err = await htmlToDocx(source, { limits }).catch((e: unknown) => e as DomainError);
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
-    expect((err as AppError).message).toContain('table cells');
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
+    expect((err as DomainError).message).toContain('table cells');
   });
 
   it('counts elements, and skips comments and raw text', () => {
@@ -79,7 +81,7 @@ describe('the scans are linear on hostile input (no pattern backtracks over the 
       try {
         scan(text, 50);
       } catch (err) {
-        expect(err).toBeInstanceOf(AppError);
+        expect(err).toBeInstanceOf(DomainError);
       }
       // Quadratic scans took hours on these; linear ones take tens of milliseconds.
       expect(performance.now() - started).toBeLessThan(4_000);
@@ -94,8 +96,8 @@ describe('the scans are linear on hostile input (no pattern backtracks over the 
           try {
             scan(text, 5, { maxBlocks: 20, maxTableCells: 20, maxInlineMarkers: 40, maxHtmlElements: 20 });
           } catch (err) {
-            expect(err).toBeInstanceOf(AppError);
-            expect((err as AppError).status).toBe(422);
+            expect(err).toBeInstanceOf(DomainError);
+            expect(httpStatusOf(err as DomainError)).toBe(422);
           }
         }
       }),

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import PizZip from 'pizzip';
 import { dataUri, limits, part, partNames, png } from './helpers.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
+import { answering } from '../../support/domain-error.js';
 
 const convert = (html: string | Buffer, extra: Partial<Parameters<typeof htmlToDocx>[1]> = {}) =>
   htmlToDocx(typeof html === 'string' ? Buffer.from(html, 'utf8') : html, { limits, ...extra });
@@ -152,8 +154,8 @@ describe('htmlToDocx', () => {
   it('refuses HTML nested past the limit with 422, even absurdly deep', async () => {
     for (const depth of [40, 200_000]) {
       const err = await convert('<div>'.repeat(depth) + 'x').catch((e) => e);
-      expect(err).toBeInstanceOf(AppError);
-      expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+      expect(err).toBeInstanceOf(DomainError);
+      expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
     }
   });
 
@@ -183,8 +185,8 @@ describe('reference document', () => {
 
   it('rejects a reference that is not a DOCX with 400', async () => {
     const err = await markdownToDocx(Buffer.from('x'), { limits, reference: Buffer.from('not a zip at all, sorry') }).catch((e) => e);
-    expect(err).toBeInstanceOf(AppError);
-    expect(err.status).toBe(400);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(httpStatusOf(err)).toBe(400);
     expect(err.message).toMatch(/reference document/);
   });
 

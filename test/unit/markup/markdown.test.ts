@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import { dataUri, limits, part, partNames, png } from './helpers.js';
+import { answering } from '../../support/domain-error.js';
 
 const convert = (md: string, extra: Partial<Parameters<typeof markdownToDocx>[1]> = {}) =>
   markdownToDocx(Buffer.from(md, 'utf8'), { limits, ...extra });
@@ -172,8 +173,8 @@ describe('markdownToDocx', () => {
 
   it('refuses input over the size limit with 413', async () => {
     const err = await markdownToDocx(Buffer.alloc(101, 0x61), { limits: { maxBytes: 100, maxNestingDepth: 8 } }).catch((e) => e);
-    expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 413, code: 'FILE_TOO_LARGE' });
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject(answering(413, 'FILE_TOO_LARGE'));
   });
 
   it.each([
@@ -182,8 +183,8 @@ describe('markdownToDocx', () => {
     ['lists past the limit', Array.from({ length: 40 }, (_, i) => `${'  '.repeat(i)}- x`).join('\n')],
   ])('refuses %s with 422 DOCUMENT_TOO_COMPLEX', async (_, md) => {
     const err = await convert(md).catch((e) => e);
-    expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
   });
 
   // Inline patterns micromark resolves in super-linear time are refused before parsing, fast.
@@ -198,7 +199,7 @@ describe('markdownToDocx', () => {
   ])('refuses %s with 422 DOCUMENT_TOO_COMPLEX in well under a second', async (_, md) => {
     const started = performance.now();
     const err = await convert(md).catch((e) => e);
-    expect(err).toMatchObject({ status: 422, code: 'DOCUMENT_TOO_COMPLEX' });
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX'));
     expect(performance.now() - started).toBeLessThan(500);
   });
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { writeZip } from '../../../src/documents/ooxml/zip/write.js';
 import { CONTENT_TYPE, NS, REL } from '../../../src/documents/ooxml/constants.js';
 import { OpcPackage, freeRelationshipId } from '../../../src/documents/ooxml/package.js';
@@ -13,6 +13,7 @@ import { partUri, relationshipsPartOf, relativeTarget, resolvePartName, sourceOf
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { decodeXmlBytes, descendants, parseXml, parseXmlPart, XmlSyntaxError } from '../../../src/documents/ooxml/xml.js';
 import { escapeXml, stripInvalidXmlChars } from '../../../src/documents/ooxml/xml-text.js';
+import { answering } from '../../support/domain-error.js';
 
 const CONTENT_TYPES =
   `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="${NS.contentTypes}">` +
@@ -46,9 +47,9 @@ const sample = (extra: Record<string, string | Uint8Array> = {}) =>
     ...extra,
   });
 
-/** The AppError `fn` throws, checked for status, code and (optionally) message. */
-const expectAppError = (fn: () => unknown, status: number, code: string, message: RegExp = /./) =>
-  expect(fn).toThrow(expect.objectContaining({ constructor: AppError, status, code, message: expect.stringMatching(message) }));
+/** The DomainError `fn` throws, checked for status, code and (optionally) message. */
+const expectDomainError = (fn: () => unknown, status: number, code: string, message: RegExp = /./) =>
+  expect(fn).toThrow(answering(status, code, { message: expect.stringMatching(message) }));
 
 describe('OpcPackage: part names', () => {
   it('lists absolute part names in ZIP order without [Content_Types].xml', () => {
@@ -68,9 +69,9 @@ describe('OpcPackage: part names', () => {
   });
 
   it('refuses what is not a DOCX through the ZIP guard, and names a missing part', () => {
-    expectAppError(() => OpcPackage.open(Buffer.from('not a zip at all, not even close')), 400, 'INVALID_FILE_FORMAT');
-    expectAppError(() => OpcPackage.open(docx({ '[Content_Types].xml': CONTENT_TYPES })), 400, 'INVALID_FILE_FORMAT', /word\/document\.xml/);
-    expectAppError(() => OpcPackage.open(sample()).text('/docProps/core.xml'), 400, 'INVALID_FILE_FORMAT', /no docProps\/core\.xml part/);
+    expectDomainError(() => OpcPackage.open(Buffer.from('not a zip at all, not even close')), 400, 'INVALID_FILE_FORMAT');
+    expectDomainError(() => OpcPackage.open(docx({ '[Content_Types].xml': CONTENT_TYPES })), 400, 'INVALID_FILE_FORMAT', /word\/document\.xml/);
+    expectDomainError(() => OpcPackage.open(sample()).text('/docProps/core.xml'), 400, 'INVALID_FILE_FORMAT', /no docProps\/core\.xml part/);
   });
 });
 
@@ -102,7 +103,7 @@ describe('OpcPackage: content types', () => {
 
   it('refuses an unreadable [Content_Types].xml with 422, or reads it as empty when tolerant', () => {
     const broken = sample({ '[Content_Types].xml': '<Types xmlns="x"><Default' });
-    expectAppError(() => OpcPackage.open(broken).contentType('/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /\[Content_Types\]\.xml is not well-formed/);
+    expectDomainError(() => OpcPackage.open(broken).contentType('/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /\[Content_Types\]\.xml is not well-formed/);
     expect(OpcPackage.open(broken, { tolerant: true }).contentType('/word/document.xml')).toBeUndefined();
   });
 });
@@ -136,7 +137,7 @@ describe('OpcPackage: relationships', () => {
 
   it('refuses an unreadable .rels part with 422, or reads it as having no relationships when tolerant', () => {
     const broken = sample({ 'word/_rels/document.xml.rels': '<Relationships><Relationship Id="a"></Relationships>' });
-    expectAppError(() => OpcPackage.open(broken).relationships('/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /word\/_rels\/document\.xml\.rels/);
+    expectDomainError(() => OpcPackage.open(broken).relationships('/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /word\/_rels\/document\.xml\.rels/);
     expect(OpcPackage.open(broken, { tolerant: true }).relationships('/word/document.xml')).toEqual([]);
   });
 
@@ -188,7 +189,7 @@ describe('OpcPackage: reading and copying parts as stored', () => {
         try {
           pkg = OpcPackage.open(input, { tolerant: true });
         } catch (err) {
-          expect(err, file).toBeInstanceOf(AppError); // a damaged corpus file is refused, never half-read
+          expect(err, file).toBeInstanceOf(DomainError); // a damaged corpus file is refused, never half-read
           continue;
         }
         const reference = new PizZip(input);
@@ -219,7 +220,7 @@ describe('OpcPackage: reading and copying parts as stored', () => {
     try {
       writeFileSync(path.join(dir, 'in.docx'), input);
       expect(() => execFileSync('unzip', ['-tqq', path.join(dir, 'in.docx')], { stdio: 'pipe' })).toThrow();
-      expectAppError(() => OpcPackage.open(input), 400, 'INVALID_FILE_FORMAT', /CRC of "word\/media\/image1\.png"/);
+      expectDomainError(() => OpcPackage.open(input), 400, 'INVALID_FILE_FORMAT', /CRC of "word\/media\/image1\.png"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -238,9 +239,9 @@ describe('ooxml xml', () => {
     expect(decodeXmlBytes(le)).toBe(xml);
   });
 
-  it('throws XmlSyntaxError from parseXml and the 422 AppError naming the part from parseXmlPart', () => {
+  it('throws XmlSyntaxError from parseXml and the 422 DomainError naming the part from parseXmlPart', () => {
     expect(() => parseXml('<a><b></a>')).toThrow(XmlSyntaxError);
-    expectAppError(() => parseXmlPart('<a><b></a>', '/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /^The DOCX part word\/document\.xml is not well-formed XML/);
+    expectDomainError(() => parseXmlPart('<a><b></a>', '/word/document.xml'), 422, 'UNPROCESSABLE_DOCUMENT', /^The DOCX part word\/document\.xml is not well-formed XML/);
   });
 });
 

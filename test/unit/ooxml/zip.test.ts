@@ -3,13 +3,14 @@ import path from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { OpcPackage } from '../../../src/documents/ooxml/package.js';
 import { equivalenceKey } from '../../../src/documents/ooxml/part-names.js';
 import { readZip } from '../../../src/documents/ooxml/zip/read.js';
 import { writeZip } from '../../../src/documents/ooxml/zip/write.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { rawZip, type RawEntry } from '../../support/ooxml/raw-zip.js';
+import { toHttpFailure } from '../../../src/http/error-status.js';
 
 const corpusDocx = (name: string) => readFileSync(path.join(CORPUS_DIR, 'docx', name));
 
@@ -17,7 +18,7 @@ function codeOf(fn: () => unknown): string | undefined {
   try {
     fn();
   } catch (err) {
-    return err instanceof AppError ? `${err.status} ${err.code}` : `not an AppError: ${String(err)}`;
+    return err instanceof DomainError ? `${toHttpFailure(err).status} ${toHttpFailure(err).code}` : `not an DomainError: ${String(err)}`;
   }
   return undefined;
 }

@@ -3,13 +3,14 @@ import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import PizZip from 'pizzip';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { verifyDocx, type DocxVerifyReport } from '../../../src/documents/verify/index.js';
 import { VerifyDocxResponseSchema, VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
 import { makeLeaf, makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { removePart, replacePart, signDocxForTest } from './helpers/ooxml.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { duplicatedMainPart, extraFootnotes, extraOfficeDocument, shadowedMainPart } from '../../support/ooxml/docx-attacks.js';
+import { toHttpFailure } from '../../../src/http/error-status.js';
 
 const corpus = (name: string) => readFileSync(`${CORPUS_DIR}/docx-signed/${name}.docx`);
 /** Inside the validity of the 2009/2010 Belgian eID certificates of the corpus. */
@@ -180,7 +181,7 @@ describe('verifyDocx: tampering', () => {
     expect(schemaErrors(report)).toEqual([]);
   });
 
-  it('refuses what is not a DOCX with an AppError', () => {
+  it('refuses what is not a DOCX with an DomainError', () => {
     for (const bad of [Buffer.from('%PDF-1.7 not a docx'), Buffer.from('PK\x03\x04 truncated')]) {
       let error: unknown;
       try {
@@ -188,8 +189,8 @@ describe('verifyDocx: tampering', () => {
       } catch (err) {
         error = err;
       }
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe('INVALID_FILE_FORMAT');
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('INVALID_FILE_FORMAT');
     }
     expect(() => verifyDocx(corpus('eid-hello-world-signed'), { trustRoots: [], maxBytes: 100 })).toThrow(expect.objectContaining({ code: 'FILE_TOO_LARGE' }));
   });
@@ -258,7 +259,7 @@ describe('verifyDocx: forgeries LibreOffice shows (issue 22 item 7; test/integra
     try {
       verifyDocx(docx, { trustRoots: [root.pem] });
     } catch (err) {
-      return err instanceof AppError ? { status: err.status, code: err.code, message: err.message } : err;
+      return err instanceof DomainError ? { status: toHttpFailure(err).status, code: toHttpFailure(err).code, message: err.message } : err;
     }
     return 'verified';
   };

@@ -1,12 +1,13 @@
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
 import { verifyPdf, type VerifyReport } from '../../../src/documents/verify/index.js';
 import { VerifyResponseSchema } from '../../../src/routes/v1/schemas/verify.js';
 import { makeLeaf, makeTestPki, type TestIdentity } from './helpers/pki.js';
 import { buildCms } from './helpers/cms.js';
 import { TestPdf } from './helpers/pdf.js';
+import { httpStatusOf } from '../../../src/http/error-status.js';
 
 let root: TestIdentity;
 let signer: TestIdentity;
@@ -35,16 +36,16 @@ function currentByteRange(bytes: Buffer): number[] {
   return m.slice(1).map(Number);
 }
 
-function expectAppError(fn: () => unknown, status: number, code: string) {
+function expectDomainError(fn: () => unknown, status: number, code: string) {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(AppError);
-    expect((err as AppError).status).toBe(status);
-    expect((err as AppError).code).toBe(code);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(httpStatusOf(err as DomainError)).toBe(status);
+    expect((err as DomainError).code).toBe(code);
     return;
   }
-  throw new Error('expected an AppError');
+  throw new Error('expected an DomainError');
 }
 
 describe('verifyPdf: good signatures', () => {
@@ -485,14 +486,14 @@ describe('verifyPdf: /Encrypt that encrypts nothing', () => {
 
 describe('verifyPdf: bad input', () => {
   it('answers 4xx for non-PDF, unreadable, encrypted and oversized input', () => {
-    expectAppError(() => verify(Buffer.from('hello world')), 400, 'INVALID_FILE_FORMAT');
-    expectAppError(() => verify(Buffer.from('%PDF-1.7\n1 0 obj << /Type /Foo >> endobj\n')), 400, 'INVALID_FILE_FORMAT');
+    expectDomainError(() => verify(Buffer.from('hello world')), 400, 'INVALID_FILE_FORMAT');
+    expectDomainError(() => verify(Buffer.from('%PDF-1.7\n1 0 obj << /Type /Foo >> endobj\n')), 400, 'INVALID_FILE_FORMAT');
     const encrypted = TestPdf.base().update({ 20: '<< /Filter /Standard /V 2 /R 3 /O <00> /U <00> /P -4 >>' }, ' /Encrypt 20 0 R');
-    expectAppError(() => verify(encrypted.bytes), 422, 'ENCRYPTED_DOCUMENT');
-    expectAppError(() => verifyPdf(signedOnce().bytes, { trustRoots: [], maxBytes: 1000 }), 413, 'FILE_TOO_LARGE');
+    expectDomainError(() => verify(encrypted.bytes), 422, 'ENCRYPTED_DOCUMENT');
+    expectDomainError(() => verifyPdf(signedOnce().bytes, { trustRoots: [], maxBytes: 1000 }), 413, 'FILE_TOO_LARGE');
   });
 
-  it('never crashes on mutated input: every outcome is a report or an AppError', () => {
+  it('never crashes on mutated input: every outcome is a report or an DomainError', () => {
     const original = signedOnce().bytes;
     let seed = 42;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -505,7 +506,7 @@ describe('verifyPdf: bad input', () => {
         const report = verify(input);
         expect(typeof report.valid).toBe('boolean');
       } catch (err) {
-        expect(err).toBeInstanceOf(AppError);
+        expect(err).toBeInstanceOf(DomainError);
       }
     }
   });

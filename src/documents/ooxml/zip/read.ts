@@ -1,6 +1,6 @@
 import { resourceLimits } from 'node:worker_threads';
 import { crc32, inflateRawSync } from 'node:zlib';
-import { AppError, ErrorCode, invalidFile, unprocessable } from '../../../errors/app-error.js';
+import { DomainError, ErrorCode, invalidFile } from '../../../errors/domain-error.js';
 import { describeClash, itemNameProblem, PartNameSet } from '../part-names.js';
 
 /**
@@ -89,8 +89,8 @@ const FLAG_DESCRIPTOR = 0x0008;
 const FLAG_UTF8 = 0x0800;
 
 const broken = (why: string) => invalidFile(`The file is not a valid ZIP archive (${why}); save the document again and resend it.`);
-const zipBomb = (why: string) => unprocessable(ErrorCode.INVALID_FILE_FORMAT, `The archive was refused as a possible zip bomb: ${why}.`);
-const encrypted = () => new AppError(422, ErrorCode.ENCRYPTED_DOCUMENT, 'The archive is encrypted; send the document without a password.');
+const zipBomb = (why: string) => new DomainError(ErrorCode.ARCHIVE_REFUSED, `The archive was refused as a possible zip bomb: ${why}.`);
+const encrypted = () => new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, 'The archive is encrypted; send the document without a password.');
 const quoted = (name: string) => JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -369,7 +369,7 @@ function inflate(stored: Buffer, entry: CentralEntry): Buffer {
 
 /**
  * Reads and checks a whole archive (see the module comment); every entry's bytes are inflated and
- * kept. Throws AppError: 400 INVALID_FILE_FORMAT (malformed, ambiguous or clashing names), 422
+ * kept. Throws DomainError: 400 INVALID_FILE_FORMAT (malformed, ambiguous or clashing names), 422
  * INVALID_FILE_FORMAT (past the limits: a possible zip bomb), 422 ENCRYPTED_DOCUMENT.
  */
 export function readZip(buf: Buffer, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipEntry[] {

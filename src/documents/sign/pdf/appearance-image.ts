@@ -3,7 +3,7 @@ import {
   PDFArray, PDFBool, PDFDict as LibDict, PDFDocument, PDFHexString, PDFName, PDFNull, PDFNumber, PDFRawStream, PDFRef as LibRef, PDFString,
   type PDFObject,
 } from 'pdf-lib';
-import { ErrorCode, fileTooLarge, invalidFile, unprocessable } from '../../../errors/app-error.js';
+import { ErrorCode, fileTooLarge, invalidFile, DomainError } from '../../../errors/domain-error.js';
 import { readImageInfo, type ImageInfo } from '../../images/image-info.js';
 import { PdfDict, hexString, pdfName, pdfStream, type PdfRef, type PdfValue } from '../../pdf/objects.js';
 import type { IncrementalWriter } from '../../pdf/writer.js';
@@ -34,7 +34,7 @@ export function inspectAppearanceImage(bytes: Uint8Array): ImageInfo & { format:
   const info = readImageInfo(bytes);
   if (!info || info.format === 'gif') throw invalidFile('appearance.image must be a PNG or JPEG image.', { details: [{ field: 'appearance.image', issue: 'PNG or JPEG' }] });
   if (info.width * info.height > MAX_APPEARANCE_IMAGE_PIXELS) {
-    throw unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX,
+    throw new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX,
       `appearance.image is ${info.width} × ${info.height} pixels; a signature image may have at most 4 megapixels (e.g. 2000 × 2000). Scale it down and send it again.`);
   }
   return info as ImageInfo & { format: 'png' | 'jpeg' };
@@ -64,7 +64,7 @@ function assertPngInflatesWithinHeader(bytes: Uint8Array, info: ImageInfo): void
   try {
     inflateSync(Buffer.concat(idat), { maxOutputLength: bound });
   } catch (err) {
-    if (err instanceof RangeError) throw unprocessable(ErrorCode.DOCUMENT_TOO_COMPLEX, 'appearance.image holds more pixel data than its header announces; it was not decoded.');
+    if (err instanceof RangeError) throw new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, 'appearance.image holds more pixel data than its header announces; it was not decoded.');
     throw invalidFile('appearance.image is a damaged PNG (its pixel data does not inflate).');
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { AppError, ErrorCode, unprocessable, validationError } from '../../../errors/app-error.js';
+import { DomainError, ErrorCode, validationError } from '../../../errors/domain-error.js';
 import type { PdfView } from '../../pdf/document.js';
 import {
   PdfDict, PdfRef, asArray, asNumber, asText, hexString, isName, pdfDict, pdfName, pdfStream, textString, withEntries, type PdfValue,
@@ -74,14 +74,14 @@ export class RevisionEdits {
   /** Appends `item` to the array `owner[key]` (made when missing) and writes `ownerRef` again. */
   private appendTo(ownerRef: PdfRef, key: string, item: PdfValue): void {
     const owner = this.dict(ownerRef);
-    if (!owner) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, `Object ${ownerRef.num} of the PDF cannot be read; it cannot be signed.`);
+    if (!owner) throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, `Object ${ownerRef.num} of the PDF cannot be read; it cannot be signed.`);
     this.writer.set(ownerRef, this.store(owner, key, [...this.array(owner.get(key)), item]));
   }
 
   addAuditPages(contents: Parameters<typeof auditPageContents>[0]): number {
     const pagesRef = this.catalog.get('Pages');
     const pagesDict = this.dict(pagesRef);
-    if (!(pagesRef instanceof PdfRef) || !pagesDict) throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF page tree cannot be extended; sign without the audit page (certificate.enabled=false).');
+    if (!(pagesRef instanceof PdfRef) || !pagesDict) throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT, 'The PDF page tree cannot be extended; sign without the audit page (certificate.enabled=false).');
     const size = this.structure.firstPageSize;
     // The document's page size when the audit layout fits on it (labels, values, margins), else A4.
     const page = size.width >= MIN_AUDIT_PAGE.width && size.width <= 3000 && size.height >= MIN_AUDIT_PAGE.height && size.height <= 3000 ? size : { width: 595.28, height: 841.89 };
@@ -227,7 +227,7 @@ export class RevisionEdits {
    */
   fillSignatureField(appearance: FieldAppearance, text: AppearanceText, image?: EmbeddedImage, warnings: Warning[] = []): PdfRef {
     const field = this.structure.fields.find((f) => f.isTerminal && f.name === appearance.field);
-    const notFound = (why: string) => new AppError(422, ErrorCode.FIELD_NOT_FOUND, why);
+    const notFound = (why: string) => new DomainError(ErrorCode.FIELD_NOT_FOUND, why);
     if (!field) throw notFound(`The PDF has no form field named "${appearance.field}"; omit appearance.field or use an existing empty signature field.`);
     if (field.type !== 'Sig') throw notFound(`The field "${appearance.field}" is not a signature field.`);
     const placeholder = field.dict.get('V');

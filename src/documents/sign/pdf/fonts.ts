@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import fontkit, { type Font, type Glyph } from '@pdf-lib/fontkit';
-import { AppError, ErrorCode } from '../../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../../errors/domain-error.js';
 import { pdfDict, pdfName, pdfStream, textString, type PdfRef } from '../../pdf/objects.js';
 import type { IncrementalWriter } from '../../pdf/writer.js';
 import { TrueTypeSubsetter } from './truetype-subset.js';
@@ -42,7 +42,7 @@ function loadFont(key: FontKey): LoadedFont {
     try {
       bytes = readFileSync(file);
     } catch {
-      throw new AppError(500, ErrorCode.SIGNING_ERROR,
+      throw new DomainError(ErrorCode.SIGNING_FONT_MISSING,
         `The audit page font ${file} is not installed on this server (Debian package fonts-dejavu-core). Sign with certificate.enabled=false, or ask the operator to install it.`);
     }
     entry = { font: fontkit.create(bytes), subsetter: new TrueTypeSubsetter(bytes), glyphs: new Map() };

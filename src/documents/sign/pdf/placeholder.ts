@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../../errors/app-error.js';
+import { DomainError, ErrorCode } from '../../../errors/domain-error.js';
 import { PdfString, hexString } from '../../pdf/objects.js';
 import type { IncrementalWriter, WrittenUpdate } from '../../pdf/writer.js';
 import { assertUnambiguous } from './structure.js';
@@ -40,7 +40,7 @@ export function writeWithByteRange(writer: IncrementalWriter, placeholders: Sign
   const range = written.spans.get(placeholders.byteRange)!;
   const width = range.end - range.start;
   const byteRange = `[0 ${contents.start} ${contents.end} ${pdf.length - contents.end}]`;
-  if (byteRange.length > width) throw new AppError(413, ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
+  if (byteRange.length > width) throw new DomainError(ErrorCode.FILE_TOO_LARGE, 'The PDF is too large to sign.');
   pdf.write(byteRange.padEnd(width, ' '), range.start, 'latin1');
   return { pdf, contentsStart: contents.start, contentsEnd: contents.end };
 }

@@ -1,4 +1,4 @@
-import { ErrorCode, invalidFile, unprocessable } from '../../../errors/app-error.js';
+import { ErrorCode, invalidFile, DomainError } from '../../../errors/domain-error.js';
 import { PdfView } from '../../pdf/document.js';
 import { PdfDict, PdfRef, PdfString, asNumber, asText, type PdfValue } from '../../pdf/objects.js';
 import { findSignatureFields, walkFields, walkPageTree, type FieldNode, type SignatureFieldRef } from '../../pdf/structure.js';
@@ -80,11 +80,11 @@ function pageSize(view: PdfView, page: PdfDict): { width: number; height: number
 export function assertUnambiguous(view: PdfView): void {
   const problems = view.ambiguities;
   if (problems.length === 0) return;
-  throw unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
+  throw new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT,
     `The PDF can be read in more than one way (${problems.slice(0, 3).join('; ')}), so a signature could not say what it signs. Re-save the PDF with a PDF editor or qpdf and try again.`);
 }
 
-const noRoom = () => unprocessable(ErrorCode.UNPROCESSABLE_DOCUMENT,
+const noRoom = () => new DomainError(ErrorCode.UNPROCESSABLE_DOCUMENT,
   'The PDF has no usable cross-reference section to append a signature to (broken or missing startxref). Re-save or re-export the PDF and try again.');
 
 export function readPdfStructure(input: Buffer): PdfStructure {
@@ -99,7 +99,7 @@ export function readPdfStructure(input: Buffer): PdfStructure {
   // rebuild by scanning has no sound chain to extend, and signing it would sign a guess.
   if (view.reconstructed || view.recovery.length > 0) throw noRoom();
   if (view.encryption) {
-    throw unprocessable(ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF is encrypted or password-protected; remove the protection and send it again.');
+    throw new DomainError(ErrorCode.ENCRYPTED_DOCUMENT, 'The PDF is encrypted or password-protected; remove the protection and send it again.');
   }
   const root = view.trailer.get('Root');
   const catalog = view.catalog;

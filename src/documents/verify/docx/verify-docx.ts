@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { fileTooLarge } from '../../../errors/app-error.js';
+import { fileTooLarge } from '../../../errors/domain-error.js';
 import { TrustStore } from '../../pki/trust.js';
 import type { SignerSummary, VerifyOptions } from '../types.js';
 import { CONTENT_TYPE, PACKAGE_SOURCE, REL } from '../../ooxml/constants.js';
@@ -74,7 +74,7 @@ const bySigningTime = (a: DocxSignatureReport, b: DocxSignatureReport) =>
  * Verifies every OOXML (XML-DSig) signature of a DOCX: the digest of each signed part (with the
  * RelationshipTransform and C14N its reference asks for), the signature over the canonical
  * SignedInfo, the X.509 chain against `trustRoots`, and which parts no signature covers.
- * Throws AppError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a DOCX / zip refused), ENCRYPTED_DOCUMENT.
+ * Throws DomainError: FILE_TOO_LARGE, INVALID_FILE_FORMAT (not a DOCX / zip refused), ENCRYPTED_DOCUMENT.
  */
 export function verifyDocx(input: Uint8Array, options: VerifyOptions): DocxVerifyReport {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_DOCX_BYTES;

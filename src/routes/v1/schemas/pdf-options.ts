@@ -1,6 +1,6 @@
 import { Type, type TOptional, type TSchema } from '@sinclair/typebox';
 import { IMAGE_RESOLUTIONS, PAGE_RANGES_PATTERN, PDFA_LEVELS, type PdfExportOptions } from '../../../documents/docx-pdf/index.js';
-import { validationError } from '../../../errors/app-error.js';
+import { validationError } from '../../../errors/domain-error.js';
 import { StringEnum } from './string-enum.js';
 
 /**
