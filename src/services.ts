@@ -17,11 +17,13 @@ import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
 import type { JobContext } from './compute/fair-queue.js';
 import { ANCHOR_SOURCES, identityRoot, portableAnchors, readPemBundle, SYSTEM_BUNDLE, type PortableAnchor } from './documents/pki/trust.js';
 import { loadTrustedListAnchors } from './documents/pki/trusted-lists.js';
-import type { DependencyCheck } from './routes/v1/health.js';
 import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';
 
 const { version } = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+
+/** One dependency's state in the readiness report (GET /v1/health/ready). */
+export type DependencyCheck = { status: 'up' | 'down'; shared?: boolean; detail?: string; stats?: Record<string, number | string | boolean> };
 
 /**
  * Everything long-lived the routes call: built once at start-up, closed once at shutdown.

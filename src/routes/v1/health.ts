@@ -52,8 +52,6 @@ const ReadinessSchema = Type.Object(
   },
 );
 
-export type DependencyCheck = { status: 'up' | 'down'; shared?: boolean; detail?: string; stats?: Record<string, number | string | boolean> };
-
 export default function healthRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(

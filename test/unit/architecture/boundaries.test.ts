@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/project-root.js';
-import { importGraph } from '../../support/import-graph.js';
+import { importCircles, importGraph } from '../../support/import-graph.js';
 
 const SRC = path.join(projectRoot, 'src');
 const graph = importGraph(SRC);
@@ -25,5 +25,21 @@ describe('import boundaries', () => {
         ...packages.filter((name) => HTTP_PACKAGES.test(name)).map((name) => `${file} → ${name}`),
       ]);
     expect(crossings).toEqual([]);
+  });
+});
+
+describe('import circles', () => {
+  it('src/ has none (issue 23 step 6: services ↔ routes/v1/health and the schema ↔ examples files had one each)', () => {
+    expect(importCircles(graph)).toEqual([]);
+  });
+
+  it('the circle finder finds a circle when there is one', () => {
+    const circular = new Map([
+      ['a.ts', { files: ['b.ts'], packages: [] }],
+      ['b.ts', { files: ['c.ts'], packages: [] }],
+      ['c.ts', { files: ['a.ts'], packages: [] }],
+      ['d.ts', { files: ['a.ts', 'd.ts'], packages: [] }],
+    ]);
+    expect(importCircles(circular)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['d.ts']]);
   });
 });

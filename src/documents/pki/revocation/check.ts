@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { oneLine, type Cert } from '../certificates.js';
-import { REVOCATION_BUDGET } from './fetcher.js';
+import { REVOCATION_BUDGET, type RevocationFetcher } from './fetcher.js';
 import { EvidenceProblem, noCheckNeeded, ocspRequest, readCrl, readOcspResponse, revocationPointers, type EvidenceVerdict } from './evidence.js';
 
 /**
@@ -41,8 +41,7 @@ export interface EmbeddedEvidence {
   crls: Uint8Array[];
 }
 
-/** Fetches a URL through the outbound guard: GET, or POST of an OCSP request. */
-export type RevocationFetcher = (url: string, post?: { contentType: string; body: Uint8Array }) => Promise<Uint8Array>;
+export type { RevocationFetcher };
 
 function blank(cert: Cert): CertRevocation {
   return { subject: oneLine(cert.x509.subject), serialNumber: cert.x509.serialNumber.toLowerCase(), status: 'notChecked', source: 'none', method: null, producedAt: null, revokedAt: null, reason: null, problems: [] };

@@ -1,5 +1,7 @@
 import { safeFetch } from '../../../inputs/safe-fetch.js';
-import type { RevocationFetcher } from './check.js';
+
+/** Fetches a URL through the outbound guard: GET, or POST of an OCSP request. */
+export type RevocationFetcher = (url: string, post?: { contentType: string; body: Uint8Array }) => Promise<Uint8Array>;
 
 export interface RevocationFetchPolicy {
   /** REVOCATION_TIMEOUT_MS: one deadline for every OCSP and CRL request of one operation. */

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DocumentContentType } from './document.js';
-import { annotateDataPartExample, annotateFieldsPartExample } from './examples.js';
+import { annotateDataPartExample, annotateFieldsPartExample } from './example-values.js';
 
 /**
  * Request/response schemas of POST /v1/annotate (the SuperDoc annotate shape).

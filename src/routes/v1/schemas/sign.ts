@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DocumentContentType } from './document.js';
-import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './examples.js';
+import { signAuditTrailPartExample, signOptionalPartExamples, signSignerPartExample } from './example-values.js';
 import { PdfOptionQuery } from './pdf-options.js';
 import { StringEnum } from './string-enum.js';
 
