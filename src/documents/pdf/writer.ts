@@ -49,9 +49,14 @@ function formatString(s: PdfString): string {
   return `${out})`;
 }
 
-/** Collects output as chunks and records where tracked values were written. */
+/**
+ * Collects output as chunks and records where tracked values were written. Syntax is gathered as
+ * one string between binary chunks (every character a byte: names, strings and numbers are
+ * written in Latin-1), instead of a Buffer per token.
+ */
 class Sink {
-  readonly chunks: Uint8Array[] = [];
+  private readonly parts: Uint8Array[] = [];
+  private pending = '';
   length = 0;
 
   constructor(
@@ -59,12 +64,25 @@ class Sink {
     readonly spans: Map<object, Span>,
   ) {}
 
+  get chunks(): Uint8Array[] {
+    this.flush();
+    return this.parts;
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.parts.push(Buffer.from(this.pending, 'latin1'));
+    this.pending = '';
+  }
+
   text(s: string): void {
-    this.bytes(Buffer.from(s, 'latin1'));
+    this.pending += s;
+    this.length += s.length;
   }
 
   bytes(b: Uint8Array): void {
-    this.chunks.push(b);
+    this.flush();
+    this.parts.push(b);
     this.length += b.length;
   }
 
