@@ -108,6 +108,9 @@ describe('Swagger UI at /docs in Chromium', () => {
     await page.locator('button.authorize').first().click();
     // Two schemes: the API key (bearerAuth) and the operators' metrics token; the key goes to the first.
     const apiKey = page.locator('.modal-ux .auth-container', { hasText: 'bearerAuth' });
+    // Each field says which key it takes (issue 25: two bearer fields with no hint).
+    expect(await apiKey.innerText()).toContain('your API key');
+    expect(await page.locator('.modal-ux .auth-container', { hasText: 'metricsToken' }).innerText()).toContain('Only for GET /metrics');
     await apiKey.locator('input').fill(key);
     await apiKey.locator('button.authorize').click();
     await expect.poll(() => page.locator('.modal-ux button', { hasText: 'Logout' }).count()).toBe(1);
@@ -123,7 +126,7 @@ describe('Swagger UI at /docs in Chromium', () => {
     expect(await fileInputs.count()).toBe(2); // file and reference
     await fileInputs.first().setInputFiles(path.join(corpus, 'docx/pandoc-tables.docx'));
     const response = await execute(op, '/v1/convert');
-    expect(response.status()).toBe(200);
+    expect(response.status(), await response.text()).toBe(200);
     expect(response.headers()['content-type']).toBe('application/pdf');
     expect(await liveStatus(op)).toContain('200');
     expect(await op.locator('.live-responses-table').innerText()).toMatch(/content-type: application\/pdf/i);
@@ -153,7 +156,7 @@ describe('Swagger UI at /docs in Chromium', () => {
       }),
     );
     const response = await execute(op, '/v1/annotate');
-    expect(response.status()).toBe(200);
+    expect(response.status(), await response.text()).toBe(200);
     // Swagger UI asks for the first 200 media type (the DOCX) in Accept, so the file comes back.
     expect(response.headers()['content-type']).toBe(DOCX_TYPE);
     expect(await liveStatus(op)).toContain('200');
