@@ -6,7 +6,8 @@
  *     page, as a ratio to it, with the p50 of every signing stage (options.stages);
  *   - through the Piscina pool (task signPdfTask, c=1 and c=4);
  *   - a bare @signpdf sign of the same file (plain placeholder + P12Signer) for comparison.
- *   npx tsx bench/sign.ts [--iterations 100] [--audit-page] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ *   npx tsx bench/sign.ts [--iterations 100] [--engine-only] [--audit-page] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ * --engine-only stops after the in-process part (baseline, engine, stages).
  * --audit-page signs with the audit-trail page (embedded DejaVu subset fonts) instead of without.
  * --docx also measures OOXML package signing of that DOCX (to=docx; task signDocxTask).
  * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
@@ -30,7 +31,7 @@ import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignRequest } from '../src/documents/sign/types.js';
 import type { SignTaskInput, SignTaskOutput } from '../workers/sign.js';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, 'audit-page': { type: 'boolean', default: false }, docx: { type: 'string' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, 'audit-page': { type: 'boolean', default: false }, 'engine-only': { type: 'boolean', default: false }, docx: { type: 'string' } } });
 const docx = values.docx ? readFileSync(values.docx) : undefined;
 const iterations = Number(values.iterations);
 
@@ -140,6 +141,7 @@ if (values.url) {
       console.log(`  stage p50s: ${Object.entries(stages).map(([stage, ms]) => `${stage} ${medianOf(ms).toFixed(2)}`).join(', ')} ms`);
     }
   }
+  if (values['engine-only']) process.exit(0);
   const pool = new WorkerPool({ threads: 4, maxQueue: 1000 });
   const portable = toPortable(identity);
   try {

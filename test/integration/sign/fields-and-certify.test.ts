@@ -183,6 +183,8 @@ describe('POST /v1/sign certify (JSON and multipart)', () => {
     ({ app } = await buildTestApp({ REDIS_URL: inject('redisUrl'), API_KEY_PEPPER: pepper, RATE_LIMIT_MAX: '1000', DATA_DIR: path.join(dir, 'data') }));
     key = generateApiKey();
     const services = (app as unknown as { services: Services }).services;
+    // A loaded machine can take seconds to connect to Redis.
+    if (!(await services.store.connected(30_000))) throw new Error('the key store (Redis) did not connect');
     await services.store.putApiKey(hashApiKey(key, pepper), { email: 'sign-certify@example.com', createdAt: new Date().toISOString() });
   });
   afterAll(async () => {
