@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { hashRanges, type HashName } from '../pki/algorithms.js';
 import { DomainError, ErrorCode, fileTooLarge, invalidFile } from '../../errors/domain-error.js';
 import type { Cert } from '../pki/certificates.js';
 import { TrustStore } from '../pki/trust.js';
@@ -100,6 +101,31 @@ function hiddenSignatures(data: Uint8Array, shown: SignatureFacts[], ctx: Evalua
   return out;
 }
 
+/**
+ * SHA-256 over the file, hashed once: a signature's ranges start at byte 0, so the state after its
+ * first range is kept (the longest one) and the report's whole-file digest continues from it instead
+ * of hashing the file again.
+ */
+class SharedSha256 {
+  private prefix?: { end: number; state: Hash };
+
+  constructor(private readonly data: Uint8Array) {}
+
+  digestRanges(hash: HashName, ranges: Array<[number, number]>): Buffer {
+    const first = ranges[0];
+    if (hash !== 'sha256' || !first || first[0] !== 0) return hashRanges(hash, this.data, ranges);
+    const h = createHash('sha256').update(this.data.subarray(0, first[1]));
+    if (!this.prefix || first[1] > this.prefix.end) this.prefix = { end: first[1], state: h.copy() };
+    for (const [start, end] of ranges.slice(1)) h.update(this.data.subarray(start, end));
+    return h.digest();
+  }
+
+  wholeFile(): string {
+    const h = this.prefix ? this.prefix.state.copy() : createHash('sha256');
+    return h.update(this.data.subarray(this.prefix?.end ?? 0)).digest('hex');
+  }
+}
+
 function countRevisions(data: Uint8Array, ends: number): number {
   const linearized = /\/Linearized\b/.test(Buffer.from(data.subarray(0, 2048)).toString('latin1'));
   return Math.max(1, linearized && ends > 1 ? ends - 1 : ends);
@@ -175,6 +201,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
   const budget = new DecodeBudget();
   const final = openFinal(data, budget);
   const revisions = revisionEnds(data);
+  const sha256 = new SharedSha256(data);
   const views = new Map<number, PdfView | undefined>();
   const indexed = new Map<number, SignedRevision | undefined>();
   const ctx: EvaluationContext = {
@@ -195,6 +222,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
       }
       return views.get(end);
     },
+    digestRanges: (hash, ranges) => sha256.digestRanges(hash, ranges),
     signedRevision: (end) => {
       if (!indexed.has(end)) {
         const view = ctx.signedView(end);
@@ -226,7 +254,7 @@ function examineDocument(input: Uint8Array, options: VerifyOptions): Examination
   const certification = facts.find((f) => f.report.docMdp && f.report.signed)?.report.docMdp?.permission;
   attachArchivePoe(facts);
   attachRevocation(facts, final, ctx.now);
-  return { data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification };
+  return { data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification, sha256 };
 }
 
 /** Fields whose /V is the same signature dictionary object hold one signature (EU DSS reports it once). */
@@ -256,6 +284,7 @@ interface Examination {
   tooMany: string | undefined;
   unsignedFields: string[];
   certification: 1 | 2 | 3 | undefined;
+  sha256: SharedSha256;
 }
 
 /**
@@ -377,7 +406,7 @@ function refuseAmbiguousReading(facts: SignatureFacts[], ctx: EvaluationContext,
   }
 }
 
-function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification }: Examination): VerifyReport {
+function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsignedFields, certification, sha256 }: Examination): VerifyReport {
   for (const fact of facts) {
     const allowed = applyModifications(fact, ctx, certification);
     decideIndication(fact, allowed, ctx.now);
@@ -401,7 +430,7 @@ function conclude({ data, final, revisions, ctx, facts, warnings, tooMany, unsig
     document: {
       format: 'pdf',
       pages: walkPageTree(final).pages.length,
-      sha256: createHash('sha256').update(data).digest('hex'),
+      sha256: sha256.wholeFile(),
       revisions: countRevisions(data, revisions.length),
       signatureCount: signed.length,
       timestampCount: timestamps.length,

@@ -511,3 +511,23 @@ describe('verifyPdf: bad input', () => {
     }
   });
 });
+
+describe('verifyPdf: the whole-file SHA-256 continues from the signed ranges (the file is hashed once)', () => {
+  it('document.sha256 is the SHA-256 of the whole file, with one signature, two, and an update after them', async () => {
+    const { createHash } = await import('node:crypto');
+    const { root, signer } = makeTestPki();
+    const once = TestPdf.base().sign({ cms: { signer } });
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const first = verifyPdf(once.bytes, { trustRoots: [root.pem] });
+    expect(first.valid, first.reason).toBe(true);
+    expect(first.document.sha256).toBe(sha(once.bytes));
+    const twice = once.sign({ fieldNum: 9, cms: { signer } });
+    const second = verifyPdf(twice.bytes, { trustRoots: [root.pem] });
+    expect(second.document.signatureCount).toBe(2);
+    expect(second.document.sha256).toBe(sha(twice.bytes));
+    const updated = twice.update({ 20: '<< /Title (later) >>' }).bytes;
+    expect(verifyPdf(updated, { trustRoots: [root.pem] }).document.sha256).toBe(sha(updated));
+    const sha1 = TestPdf.base().sign({ cms: { signer, digest: 'sha1' } }).bytes;
+    expect(verifyPdf(sha1, { trustRoots: [root.pem] }).document.sha256).toBe(sha(sha1));
+  });
+});

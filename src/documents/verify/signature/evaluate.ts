@@ -1,5 +1,5 @@
 import * as asn1js from 'asn1js';
-import { hashRanges, recoverRsaDigestInfo } from '../../pki/algorithms.js';
+import { hashRanges, recoverRsaDigestInfo, type HashName } from '../../pki/algorithms.js';
 import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
 import { buildChain } from '../../pki/chain.js';
 import type { TrustStore } from '../../pki/trust.js';
@@ -54,6 +54,8 @@ export interface EvaluationContext {
   signedView: (end: number) => PdfView | undefined;
   /** The revision ending at `end`, indexed for the modification analysis. */
   signedRevision: (end: number) => SignedRevision | undefined;
+  /** Digest of the byte ranges (a SHA-256 from the file's start is kept, so the whole file is hashed once). */
+  digestRanges: (hash: HashName, ranges: Array<[number, number]>) => Buffer;
 }
 
 function emptyReport(field: SignatureFieldRef): SignatureReport {
@@ -225,7 +227,7 @@ export function examineSignature(field: SignatureFieldRef, ctx: EvaluationContex
   if (report.subFilter === 'adbe.x509.rsa_sha1') {
     cms = checkX509RsaSha1(contentBytes, certsFromValue(view, dict.get('Cert')), ranges, ctx.data);
   } else {
-    cms = checkSignedData(contentBytes, (hash) => hashRanges(hash, ctx.data, ranges));
+    cms = checkSignedData(contentBytes, (hash) => ctx.digestRanges(hash, ranges));
     if (cms.eContent && report.subFilter === 'adbe.pkcs7.sha1') {
       const expected = hashRanges('sha1', ctx.data, ranges);
       if (!expected.equals(cms.eContent)) cms.intact = false;
