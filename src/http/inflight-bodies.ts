@@ -13,7 +13,7 @@ declare module 'fastify' {
  * from its Content-Length before a byte of it is read — a chunked one at its route's whole body
  * budget, the most it may send — and released when its answer has been sent or its connection closed,
  * whatever happened. Past the budget a request gets 503 SERVICE_BUSY + Retry-After without its body
- * being read. One key may hold at most half of the budget, so one caller's uploads cannot turn
+ * being held (what still arrives is thrown away). One key may hold at most half of the budget, so one caller's uploads cannot turn
  * everyone else's away. A request is always admitted when nothing (of its key) is in flight, so a body
  * larger than the budget is possible, never stuck.
  */
@@ -53,8 +53,13 @@ function announcedBodyBytes(request: FastifyRequest, fallbackBudget: number): nu
   return 0;
 }
 
-/** How long the connection lingers after the 503 before it is closed (the rest of the body is not read). */
-const LINGER_MS = 500;
+/**
+ * After the 503 the rest of the body is read and thrown away (no memory; Node does it for a
+ * keep-alive connection), so a client that sends its whole body before reading the answer gets the
+ * 503 and its Retry-After rather than a broken connection (closing it made such clients fail with
+ * EPIPE); a body still not in after this long has its connection closed.
+ */
+const DRAIN_MS = 10_000;
 
 export function installInflightBodyBudget(app: FastifyInstance, budget: InflightBodyBudget, fallbackRouteBudget: number): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -62,8 +67,9 @@ export function installInflightBodyBudget(app: FastifyInstance, budget: Inflight
     if (bytes === 0) return;
     const key = request.apiKeyId ?? `ip:${request.ip}`;
     if (!budget.tryReserve(key, bytes)) {
-      reply.header('connection', 'close');
-      reply.raw.once('finish', () => setTimeout(() => request.raw.destroy(), LINGER_MS).unref());
+      reply.raw.once('finish', () => {
+        if (!request.raw.complete) setTimeout(() => request.raw.complete || request.raw.destroy(), DRAIN_MS).unref();
+      });
       throw serviceBusy('This instance is receiving as many documents as it holds at once (MAX_INFLIGHT_BODY_MB); retry in a moment.', 1);
     }
     request.inflightBodyBytes = bytes;

@@ -1,6 +1,7 @@
 import { ErrorCode, DomainError } from '../../errors/domain-error.js';
 import type { OpcPackage } from '../ooxml/package.js';
 import { decodeXmlBytes } from '../ooxml/xml.js';
+import { pictureSize } from './image-size.js';
 
 /**
  * What LibreOffice's layout can take within a conversion's time and memory, checked in Node before
@@ -18,9 +19,17 @@ export interface LayoutBudget {
   maxTableNesting: number;
   /** Table cells in all the document's parts together. */
   maxTableCells: number;
+  /**
+   * Pixels of one raster picture (width × height its header declares). LibreOffice decodes a picture
+   * whole, ~4 bytes a pixel: four 10 000² PNGs of 300 KB each took a process to ~1.3 GB. 10⁸ pixels
+   * (~400 MB decoded) passes every camera's photo; one larger cannot be converted within the default
+   * office memory limit, and a single allocation that large is what LibreOffice takes quietly when
+   * the kernel refuses it (the picture left out of the PDF).
+   */
+  maxPicturePixels: number;
 }
 
-export const LAYOUT_BUDGET: Readonly<LayoutBudget> = { maxTableNesting: 32, maxTableCells: 25_000 };
+export const LAYOUT_BUDGET: Readonly<LayoutBudget> = { maxTableNesting: 32, maxTableCells: 25_000, maxPicturePixels: 100_000_000 };
 
 /** Parts that cannot hold markup LibreOffice lays out; every other part is read, whatever it claims to be. */
 const MEDIA_PART = /^(image|audio|video)\//i;
@@ -31,7 +40,9 @@ export function layoutTooComplex(limit: keyof LayoutBudget, budget: LayoutBudget
   const message =
     limit === 'maxTableNesting'
       ? `The document nests tables more than ${budget.maxTableNesting} levels deep, more than the converter lays out in time; flatten the nested tables.`
-      : `The document's tables have more than ${budget.maxTableCells.toLocaleString('en')} cells, more than the converter lays out within its memory; split the tables or the document.`;
+      : limit === 'maxPicturePixels'
+        ? `A picture in the document has more than ${budget.maxPicturePixels.toLocaleString('en')} pixels, more than the converter decodes within its memory; scale the picture down.`
+        : `The document's tables have more than ${budget.maxTableCells.toLocaleString('en')} cells, more than the converter lays out within its memory; split the tables or the document.`;
   return new DomainError(ErrorCode.DOCUMENT_TOO_COMPLEX, message, { extensions: { limit: { name: `convert.${limit}`, max: budget[limit] } } });
 }
 
@@ -57,13 +68,20 @@ export function measureTables(xml: string, budget: LayoutBudget = LAYOUT_BUDGET,
   return counted;
 }
 
-/** Checks every part of the package but media against the budget (a main document part may be declared as anything). */
+/**
+ * Checks every part of the package against the budget: the tables of every part but media (a main
+ * document part may be declared as anything), and the pixels of every part that is a raster picture
+ * by its own first bytes (whatever its name or declared type).
+ */
 export function assertLayoutBudget(pkg: OpcPackage, budget: LayoutBudget = LAYOUT_BUDGET): TableShape {
   const counted: TableShape = { nesting: 0, cells: 0 };
   for (const part of pkg.partNames()) {
-    if (MEDIA_PART.test(pkg.contentType(part) ?? '')) continue;
     const bytes = pkg.bytes(part);
-    if (bytes) measureTables(decodeXmlBytes(bytes), budget, counted);
+    if (!bytes) continue;
+    const picture = pictureSize(bytes);
+    if (picture && picture.width * picture.height > budget.maxPicturePixels) throw layoutTooComplex('maxPicturePixels', budget);
+    if (picture || MEDIA_PART.test(pkg.contentType(part) ?? '')) continue;
+    measureTables(decodeXmlBytes(bytes), budget, counted);
   }
   return counted;
 }

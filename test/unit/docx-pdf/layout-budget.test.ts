@@ -1,6 +1,6 @@
 import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareDocxForPdf } from '../../../src/documents/docx-pdf/prepare.js';
 import { LAYOUT_BUDGET, measureTables } from '../../../src/documents/docx-pdf/layout-budget.js';
 import { DomainError } from '../../../src/errors/domain-error.js';
@@ -39,7 +39,7 @@ describe('table nesting and cells are checked before LibreOffice', () => {
   });
 
   it('more table cells than maxTableCells in all parts together are refused', () => {
-    const budget = { maxTableNesting: 32, maxTableCells: 1000 };
+    const budget = { ...LAYOUT_BUDGET, maxTableNesting: 32, maxTableCells: 1000 };
     const table = (cells: number) => `<w:tbl><w:tr>${'<w:tc><w:p/></w:tc>'.repeat(cells)}</w:tr></w:tbl>`;
     expect(measureTables(table(1000), budget).cells).toBe(1000);
     expect(refusal(() => measureTables(table(600) + table(401), budget))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableCells', max: 1000 } } });
@@ -90,9 +90,50 @@ describe('property: the count is what an XML parser sees', () => {
     fc.assert(
       fc.property(treeArb, prefixes, (blocks, prefix) => {
         const xml = `<${prefix}:body xmlns:${prefix}="${W_NS}">${render(blocks, prefix)}</${prefix}:body>`;
-        expect(measureTables(xml, { maxTableNesting: Infinity, maxTableCells: Infinity })).toEqual(domShape(xml));
+        expect(measureTables(xml, { ...LAYOUT_BUDGET, maxTableNesting: Infinity, maxTableCells: Infinity })).toEqual(domShape(xml));
       }),
       { seed: 2611, numRuns: 300 },
     );
   });
 });
+
+describe('pictures LibreOffice would decode past its memory', () => {
+  it('reads the size every raster header declares (PNG, JPEG with markers before its frame, GIF, BMP, WebP), and nothing else', async () => {
+    const { pictureSize } = await import('../../../src/documents/docx-pdf/image-size.js');
+    const { pngImage, gifHeader, jpegHeader } = await import('../../support/annotate/docx-builder.js');
+    expect(pictureSize(pngImage(3, 2))).toEqual({ width: 3, height: 2 });
+    expect(pictureSize(jpegHeader(12_000, 9_000))).toEqual({ width: 12_000, height: 9_000 });
+    expect(pictureSize(gifHeader(640, 480))).toEqual({ width: 640, height: 480 });
+    const bmp = Buffer.alloc(54);
+    bmp.write('BM', 0, 'latin1');
+    bmp.writeInt32LE(5000, 18);
+    bmp.writeInt32LE(-4000, 22); // top-down
+    expect(pictureSize(bmp)).toEqual({ width: 5000, height: 4000 });
+    const webp = Buffer.alloc(30);
+    webp.write('RIFF', 0, 'latin1');
+    webp.write('WEBPVP8X', 8, 'latin1');
+    webp.writeUIntLE(16_383, 24, 3);
+    webp.writeUIntLE(9_999, 27, 3);
+    expect(pictureSize(webp)).toEqual({ width: 16_384, height: 10_000 });
+    for (const other of [Buffer.from('<svg/>'), Buffer.from('<?xml version="1.0"?><w:document/>'), Buffer.from([0xff, 0xd8, 0xff, 0xd9]), Buffer.alloc(0)]) expect(pictureSize(other)).toBeUndefined();
+  });
+
+  it('a DOCX holding a picture of more than maxPicturePixels is refused before LibreOffice, under any name and declared type', async () => {
+    const { largeImagesDocx } = await import('../../support/office/large-images.js');
+    const { jpegHeader } = await import('../../support/annotate/docx-builder.js');
+    const PizZip = (await import('pizzip')).default;
+    expect(prepareDocxForPdf(await largeImagesDocx(1, 9_000), 'markup').timings).toBeDefined(); // 81 Mpx: taken
+    const err = refusal(() => prepareDocxForPdf(largeImagesDocx11k!, 'markup'));
+    expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } } }));
+    // A JPEG header of 12 000 × 9 000 hidden in a part named and typed as XML.
+    const zip = new PizZip(buildDocx({ body: para('x') }));
+    zip.file('word/notes.xml', jpegHeader(12_000, 9_000));
+    expect(refusal(() => prepareDocxForPdf(zip.generate({ type: 'nodebuffer' }) as Buffer, 'markup')).extensions).toEqual({ limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } });
+  });
+});
+
+let largeImagesDocx11k: Buffer | undefined;
+beforeAll(async () => {
+  const { largeImagesDocx } = await import('../../support/office/large-images.js');
+  largeImagesDocx11k = await largeImagesDocx(1, 11_000); // 121 Mpx in a ~400 KB DOCX
+}, 60_000);
