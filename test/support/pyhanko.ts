@@ -83,6 +83,11 @@ export class Pyhanko {
     await this.ask({ op: 'sign', ...job });
   }
 
+  /** An empty signature field made by pyHanko (visible at `box` when given). */
+  async addField(job: { in: string; out: string; field: string; box?: [number, number, number, number] }): Promise<void> {
+    await this.ask({ op: 'field', ...job });
+  }
+
   /** A document time-stamp from pyHanko's in-process test TSA (key and certificate given). */
   async timestamp(job: { in: string; out: string; field: string; key: string; cert: string }): Promise<void> {
     await this.ask({ op: 'timestamp', ...job });

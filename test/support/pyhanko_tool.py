@@ -12,6 +12,8 @@ Run only through test/support/pyhanko.ts, which starts it with the PYTHONPATH th
    "lock": {"action": "ALL"|"INCLUDE"|"EXCLUDE", "fields": [...]}|null,
    "tsa_url": "http://..."|null, "pades": "B-T"|"B-LT"|"B-LTA"|null, "trust": ["root.pem"]}
       -> {"ok": true}   (B-LT/B-LTA: pyHanko fetches the revocation data before signing, as it does)
+  {"op": "field", "in": "a.pdf", "out": "b.pdf", "field": "Sig1", "box": [x1, y1, x2, y2]|null}
+      -> {"ok": true}   (an empty signature field, visible when box is given, added by pyHanko)
   {"op": "timestamp", "in": "a.pdf", "out": "b.pdf", "field": "Ts1", "key": "k.pem", "cert": "c.pem"}
       -> {"ok": true}   (a document time-stamp from pyHanko's in-process test TSA)
 Every answer is one JSON line; errors are {"error": "..."}.
@@ -111,6 +113,14 @@ def sign(cmd):
     return {'ok': True}
 
 
+def field(cmd):
+    with open(cmd['in'], 'rb') as inf, open(cmd['out'], 'wb') as outf:
+        writer = IncrementalPdfFileWriter(inf, strict=False)
+        fields.append_signature_field(writer, fields.SigFieldSpec(sig_field_name=cmd['field'], box=tuple(cmd['box']) if cmd.get('box') else None))
+        writer.write(outf)
+    return {'ok': True}
+
+
 def timestamp(cmd):
     from asn1crypto import keys, pem, x509
 
@@ -126,7 +136,7 @@ def timestamp(cmd):
     return {'ok': True}
 
 
-OPS = {'validate': validate, 'sign': sign, 'timestamp': timestamp}
+OPS = {'validate': validate, 'sign': sign, 'field': field, 'timestamp': timestamp}
 
 for line in sys.stdin:
     if not line.strip():

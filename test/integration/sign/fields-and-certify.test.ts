@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,6 +113,37 @@ describe('signing into an empty field another tool made (@signpdf placeholder, c
     const { document: out, warnings } = await signPdfReport(PLACEHOLDER, request({ appearance: { page: 1, x: 40, y: 40, width: 200, height: 50 } }), pki.rsa);
     expect(warnings.map((w) => w.message).join(' ')).toMatch(/unfilled signature placeholders \("Signature1"\).*appearance\.field/);
     expect(verifyPdf(out, { trustRoots: [pki.rootPem] }).unsignedFields).toEqual(['Signature1']);
+  });
+});
+
+describe("signing into an empty visible field pyHanko made, with an image", () => {
+  it('the field keeps its box; its appearance draws the image (pdfimages); verify, pdfsig and pyHanko accept it', async () => {
+    const input = path.join(pki.dir, 'pyhanko-field-in.pdf');
+    const withField = path.join(pki.dir, 'pyhanko-field.pdf');
+    writeFileSync(input, UNSIGNED);
+    await pyhanko.addField({ in: input, out: withField, field: 'ApproverSig', box: [50, 50, 350, 130] });
+    const prepared = readFileSync(withField);
+    rmSync(input, { force: true });
+    rmSync(withField, { force: true });
+    expect(verifyPdf(prepared, { trustRoots: [pki.rootPem] }).unsignedFields).toEqual(['ApproverSig']);
+
+    const jpeg = corpus('md/lalune.jpg');
+    const { document: out, warnings } = await signPdfReport(prepared, request({ appearance: { field: 'ApproverSig', image: jpeg } }), pki.rsa);
+    expect(warnings).toEqual([]);
+    expectSoundSignedUpdate(prepared, out, qpdf);
+    const file = path.join(pki.dir, `images-${process.hrtime.bigint()}.pdf`);
+    writeFileSync(file, out);
+    try {
+      expect(execFileSync('pdfimages', ['-list', file], { encoding: 'utf8' })).toMatch(/^\s*1\s+0\s+image\s+250\s+250\s+rgb\s+3\s+8\s+jpeg/m);
+    } finally {
+      rmSync(file, { force: true });
+    }
+    const report = verifyPdf(out, { trustRoots: [pki.rootPem] });
+    expect(report.signatures.map((s) => [s.field, s.indication])).toEqual([['ApproverSig', 'TOTAL_PASSED']]);
+    expect(report.unsignedFields).toEqual([]);
+    expect(pdfsig(pki, out)).toMatchObject([{ valid: true, total: true }]);
+    const hanko = await pyhankoReport(out);
+    expect(hanko.signatures?.map((s) => [s.field, pyhankoValid(s), s.coverage])).toEqual([['ApproverSig', true, 'ENTIRE_FILE']]);
   });
 });
 
