@@ -150,13 +150,14 @@ describe('proxies in front of the service', () => {
   let dir: string;
   let largestBody: number;
   let requestTimeoutMs: number;
+  let key: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'docproc-deploy-'));
     t = await buildTestApp({ API_KEY_PEPPER: 'deploy-pepper-0123456789abcdef', RATE_LIMIT_MAX: '1000', TRUST_PROXY: '1', TRUST_REQUEST_ID: compose.services.docproc!.environment!.TRUST_REQUEST_ID! });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     mkdirSync(dir, { recursive: true });
-    const key = await issueTestKey(t.app);
+    key = await issueTestKey(t.app);
     nginx = await startNginx(dir, await freePort(), [(t.app.server.address() as AddressInfo).port]);
     // Each operation's body budget, as the service states it when a declared body is past it ("… accepts (51 MB)").
     const budgets = await Promise.all(['/v1/convert', '/v1/annotate', '/v1/sign', '/v1/verify'].map(async (url) => {
@@ -199,7 +200,7 @@ describe('proxies in front of the service', () => {
     const size = largestBody + 1;
     const answer = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
       const url = new URL(`${nginx.base}/v1/convert`);
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(size), authorization: 'Bearer dps_x' } }, (res) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(size), authorization: `Bearer ${key}` } }, (res) => {
         let body = '';
         res.on('data', (d) => (body += d));
         res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
@@ -217,7 +218,8 @@ describe('proxies in front of the service', () => {
       };
       pump();
     });
-    expect(answer.type).toMatch(/^application\/problem\+json/);
-    expect([401, 413]).toContain(answer.status);
+    expect(answer.type, `${answer.status} ${answer.body.slice(0, 200)}`).toMatch(/^application\/problem\+json/);
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).code).toBe('FILE_TOO_LARGE');
   }, 60_000);
 });
