@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { DomainError, ErrorCode, callerGone, serviceBusy } from '../errors/domain-error.js';
-import { FairQueue, type JobContext } from './fair-queue.js';
+import { DomainError, ErrorCode, serviceBusy } from '../errors/domain-error.js';
+import { Admission, type Refusal } from './admission.js';
+import type { JobContext } from './fair-queue.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
 /**
@@ -35,21 +36,20 @@ const STACK_MB = 4;
 
 const outOfMemory = (err: unknown) => err instanceof Error && (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
 
+const REFUSALS: Record<Refusal, (queueWaitMs: number) => string> = {
+  full: () => 'All document workers are busy and the queue is full; retry shortly.',
+  shed: () => 'All document workers are busy with this key’s other documents; retry shortly.',
+  'waited-too-long': (queueWaitMs) => `No document worker became free within ${Math.round(queueWaitMs / 1000)} s; retry shortly.`,
+};
+
 function workerEntry(): string {
   const compiled = fileURLToPath(new URL('../../workers/dispatch.js', import.meta.url));
   return existsSync(compiled) ? compiled : fileURLToPath(new URL('../../workers/dev-dispatch.mjs', import.meta.url));
 }
 
-interface Waiter {
-  caller: string;
-  admit: () => void;
-  refuse: (err: Error) => void;
-}
-
 /**
- * Tasks beyond the thread count wait in a FairQueue (round-robin by caller, shedding the busiest
- * caller's newest task when full) rather than in Piscina's FIFO, and leave it when their client
- * goes away or their deadline passes.
+ * Tasks beyond the thread count wait in the shared Admission (admission.ts: fair by caller,
+ * shedding, abandonment, queue-wait limit) rather than in Piscina's FIFO.
  */
 export class WorkerPool {
   private readonly piscina: Piscina;
@@ -57,7 +57,7 @@ export class WorkerPool {
   private readonly queueWaitMs: number;
   private readonly memoryMb: number | undefined;
   private readonly threads: number;
-  private readonly waiting: FairQueue<Waiter>;
+  private readonly admission: Admission<true>;
   private running = 0;
   private closing = false;
 
@@ -66,7 +66,16 @@ export class WorkerPool {
     this.queueWaitMs = options.queueWaitMs ?? 30_000;
     this.memoryMb = options.memoryMb;
     this.threads = options.threads;
-    this.waiting = new FairQueue(options.maxQueue);
+    this.admission = new Admission({
+      maxQueue: options.maxQueue,
+      queueWaitMs: this.queueWaitMs,
+      take: () => {
+        if (this.running >= this.threads) return undefined;
+        this.running++;
+        return true;
+      },
+      refusal: (reason) => serviceBusy(REFUSALS[reason](this.queueWaitMs), reason === 'waited-too-long' ? 5 : 2),
+    });
     this.piscina = new Piscina({
       filename: workerEntry(),
       minThreads: 1,
@@ -84,7 +93,7 @@ export class WorkerPool {
    * callers queued behind a slow task are not charged for it).
    */
   async run<I, O>(task: string, input: I, job?: JobContext): Promise<O> {
-    await this.admit(job, AbortSignal.timeout(this.queueWaitMs));
+    await this.admission.admit(job);
     let envelope: TaskEnvelope<O>;
     try {
       envelope = (await this.piscina.run({ task, input }, { signal: AbortSignal.timeout(this.taskTimeoutMs) })) as TaskEnvelope<O>;
@@ -100,53 +109,14 @@ export class WorkerPool {
       throw err;
     } finally {
       this.running--;
-      this.admitNext();
+      this.admission.dispatch();
     }
     return unwrapEnvelope(envelope);
   }
 
   /** Answers every task still waiting with 503 + Retry-After (shutdown: they would not run in time). */
   shedQueued(): void {
-    for (const waiter of this.waiting.drain()) waiter.refuse(serviceBusy('The service is shutting down; retry on another instance.', 1));
-  }
-
-  private admit(job: JobContext | undefined, waitLimit: AbortSignal): Promise<void> {
-    if (job?.signal?.aborted) return Promise.reject(callerGone());
-    if (this.running < this.threads && this.waiting.size === 0) {
-      this.running++;
-      return Promise.resolve();
-    }
-    const caller = job?.caller ?? '';
-    return new Promise<void>((resolve, reject) => {
-      const leave = () => {
-        job?.signal?.removeEventListener('abort', onGone);
-        waitLimit.removeEventListener('abort', onWaitedTooLong);
-      };
-      const onGone = () => this.waiting.remove(caller, waiter) && waiter.refuse(callerGone());
-      const onWaitedTooLong = () =>
-        this.waiting.remove(caller, waiter) && waiter.refuse(serviceBusy(`No document worker became free within ${Math.round(this.queueWaitMs / 1000)} s; retry shortly.`, 5));
-      const waiter: Waiter = {
-        caller,
-        admit: () => {
-          leave();
-          this.running++;
-          resolve();
-        },
-        refuse: (err) => {
-          leave();
-          reject(err);
-        },
-      };
-      const admission = this.waiting.push(caller, waiter);
-      if (!admission.admitted) return reject(serviceBusy('All document workers are busy and the queue is full; retry shortly.', 2));
-      admission.shed?.refuse(serviceBusy('All document workers are busy with this key’s other documents; retry shortly.', 2));
-      job?.signal?.addEventListener('abort', onGone, { once: true });
-      waitLimit.addEventListener('abort', onWaitedTooLong, { once: true });
-    });
-  }
-
-  private admitNext(): void {
-    while (this.running < this.threads && this.waiting.size > 0) this.waiting.shift()!.admit();
+    this.admission.shedAll(() => serviceBusy('The service is shutting down; retry on another instance.', 1));
   }
 
   private timedOut(): DomainError {
@@ -154,7 +124,7 @@ export class WorkerPool {
   }
 
   get stats() {
-    return { threads: this.piscina.threads.length, queued: this.waiting.size + this.piscina.queueSize, utilization: this.piscina.utilization };
+    return { threads: this.piscina.threads.length, queued: this.admission.queued + this.piscina.queueSize, utilization: this.piscina.utilization };
   }
 
   async close(): Promise<void> {
