@@ -41,7 +41,10 @@ const toBytes = (quantity: string) => {
 
 describe('deploy/kubernetes', () => {
   it('every file parses and the kustomization lists every non-example manifest', () => {
-    expect(all.map(({ doc }) => doc.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Kustomization', 'PodDisruptionBudget', 'Secret', 'Secret', 'Service']);
+    expect(all.map(({ doc }) => doc.kind).sort()).toEqual([
+      'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Ingress', 'Kustomization', 'NetworkPolicy', 'NetworkPolicy',
+      'PodDisruptionBudget', 'Secret', 'Secret', 'Service', 'Service', 'StatefulSet',
+    ]);
     const kustomization = one('Kustomization');
     const listed = new Set(kustomization.resources);
     const manifests = [...new Set(all.filter(({ doc }) => doc.kind !== 'Kustomization').map(({ file }) => file))];
@@ -109,14 +112,14 @@ describe('deploy/kubernetes', () => {
   it('Service, HPA and PDB select the Deployment', () => {
     const labels = deployment().spec.template.metadata.labels;
     expect(deployment().spec.selector.matchLabels).toEqual(labels);
-    expect(one('Service').spec.selector).toEqual(labels);
+    expect(one('Service', 'docproc').spec.selector).toEqual(labels);
     expect(one('PodDisruptionBudget').spec.selector.matchLabels).toEqual(labels);
     const hpa = one('HorizontalPodAutoscaler');
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
     expect(hpa.spec.metrics[0].resource.name).toBe('cpu');
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     expect(one('PodDisruptionBudget').spec.maxUnavailable).toBeLessThan(hpa.spec.minReplicas);
-    expect(one('Service').spec.ports[0].targetPort).toBe('http');
+    expect(one('Service', 'docproc').spec.ports[0].targetPort).toBe('http');
   });
 });
 
@@ -160,7 +163,10 @@ describe('docker-compose.yml and deploy/nginx.conf', () => {
     const directives = nginx.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
     // No http_5xx (a replica's own answer is passed on and counts as no failure), no non_idempotent (a sent POST is never re-sent).
     expect(directives).toMatch(/^\s*proxy_next_upstream error timeout;$/m);
-    expect(directives).not.toMatch(/\bkeepalive\b/);
+    // Keep-alive to the replicas (HTTP/1.1, no Connection: close), so an answer given before the body is read reaches the caller.
+    expect(directives).toMatch(/^\s*keepalive \d+;$/m);
+    expect(directives).toMatch(/proxy_http_version 1\.1;/);
+    expect(directives).toMatch(/proxy_set_header Connection "";/);
     // The largest response head the service can send fits the buffer nginx reads it into.
     const buffer = Number(/proxy_buffer_size (\d+)k;/.exec(directives)![1]) * 1024;
     expect(buffer).toBeGreaterThanOrEqual(MAX_RESPONSE_HEAD_BYTES);
@@ -169,6 +175,8 @@ describe('docker-compose.yml and deploy/nginx.conf', () => {
     const { limits } = loadConfig({});
     expect(bodyLimit).toBeGreaterThan(2 * limits.maxFileBytes + 1024 * 1024);
     expect(compose().services.docproc.environment.TRUST_REQUEST_ID).toBe('true');
-    expect(directives).toMatch(/proxy_set_header X-Request-Id \$request_id;/);
+    // The caller's id only when it has the form docproc keeps, nginx's own otherwise.
+    expect(directives).toMatch(/proxy_set_header X-Request-Id \$docproc_request_id;/);
+    expect(directives).toMatch(/map \$http_x_request_id \$docproc_request_id \{\s*"~\^\[A-Za-z0-9\._:-\]\{1,128\}\$" \$http_x_request_id;\s*default \$request_id;/);
   });
 });
