@@ -6,17 +6,15 @@ import { LogMailer, SmtpMailer, type Mailer } from './accounts/mailer.js';
 import { WorkerPool } from './compute/worker-pool.js';
 import { ConfigError, type Config } from './config.js';
 import { DomainError, ErrorCode } from './errors/domain-error.js';
-import { loadSigningIdentity, toPortable, type PortableIdentity, type SigningIdentity } from './documents/sign/identity.js';
+import { loadSigningIdentity, toPortable } from './documents/sign/identity.js';
 import { Metrics } from './http/metrics.js';
 import type { ConversionStages } from './office/stages.js';
-import { OfficePool, type TrackedChangesMode } from './office/index.js';
+import { OfficePool } from './office/index.js';
 import { decideJail, probeJail } from './office/jail.js';
-import { convertOfficeToPdf, type DocxPreparer, type PdfExportOptions, type PreparedDocx } from './documents/docx-pdf/index.js';
-import type { DocumentFormat } from './inputs/formats.js';
-import type { PrepareDocxTaskInput } from '../workers/docx-pdf.js';
-import type { JobContext } from './compute/fair-queue.js';
+import { convertOfficeToPdf, type DocxPreparer } from './documents/docx-pdf/index.js';
 import { ANCHOR_SOURCES, identityRoot, portableAnchors, readPemBundle, SYSTEM_BUNDLE, type PortableAnchor } from './documents/pki/trust.js';
 import { loadTrustedListAnchors } from './documents/pki/trusted-lists.js';
+import { createOperations, documentWorkers, type Operations, type RenderOptions, type SigningSetup } from './operations/index.js';
 import { projectRoot } from './project-root.js';
 import { createStore, type Store } from './store/index.js';
 
@@ -38,6 +36,8 @@ export interface Services {
   accounts: AccountService;
   metrics: Metrics;
   workers: WorkerPool;
+  /** What the routes call: one operation per request (src/operations/). */
+  operations: Operations;
   /** Warm LibreOffice processes; absent when OFFICE_ENABLED=false. */
   office?: OfficePool;
   /** The service's signing identity (loaded once) and the roots verify trusts. */
@@ -52,25 +52,7 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export interface RenderOptions {
-  trackedChanges: TrackedChangesMode;
-  /** The document's format, as detected (default docx). */
-  format?: DocumentFormat;
-  /** What the caller asks of the PDF; absent: LibreOffice's defaults. */
-  pdf?: PdfExportOptions;
-  /** Stages measured before rendering (e.g. receive); the rest are added and all are recorded as metrics. */
-  stages?: ConversionStages;
-  /** The request's caller and abort signal (request.job). */
-  job?: JobContext;
-}
-
-export interface SigningSetup {
-  identity: SigningIdentity;
-  portable: PortableIdentity;
-  trustRoots: string[];
-  /** Every operator anchor with its source: TRUST_ROOTS, the signing root, TRUST_SYSTEM, TRUST_LISTS. */
-  anchors: PortableAnchor[];
-}
+export type { RenderOptions, SigningSetup } from './operations/index.js';
 
 export interface ServiceOverrides {
   store?: Store;
@@ -138,11 +120,33 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     ];
     return { identity, portable: toPortable(identity), trustRoots: [...configured, identityRoot(identity)], anchors };
   };
-  const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => workers.run<PrepareDocxTaskInput, PreparedDocx>('prepareDocx', { docx, mode, format }, job);
+  const tasks = documentWorkers(workers);
+  const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => tasks.prepareDocx({ docx, mode, format }, job);
   const assertCanRenderPdf = () => {
     if (!office) throw new DomainError(ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     return office;
   };
+
+  const signing = (): Promise<SigningSetup> => {
+    signingSetup ??= loadSigning().catch((err) => {
+      signingSetup = undefined;
+      throw err;
+    });
+    return signingSetup;
+  };
+  const renderPdf = async (document: Buffer, options: RenderOptions): Promise<Buffer> => {
+    const stages: ConversionStages = { ...options.stages };
+    const pdf = await convertOfficeToPdf(assertCanRenderPdf(), document, options.format ?? 'docx', {
+      trackedChanges: options.trackedChanges,
+      pdf: options.pdf,
+      stages,
+      prepare: prepareOnWorker,
+      job: options.job,
+    });
+    metrics.observeConversion(stages);
+    return pdf;
+  };
+  const operations = createOperations({ config, workers: tasks, signing, renderPdf, assertCanRenderPdf });
 
   return {
     config,
@@ -153,27 +157,11 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
     accounts,
     metrics,
     workers,
-    signing() {
-      signingSetup ??= loadSigning().catch((err) => {
-        signingSetup = undefined;
-        throw err;
-      });
-      return signingSetup;
-    },
+    signing,
     office,
+    operations,
     assertCanRenderPdf,
-    async renderPdf(document, options) {
-      const stages: ConversionStages = { ...options.stages };
-      const pdf = await convertOfficeToPdf(assertCanRenderPdf(), document, options.format ?? 'docx', {
-        trackedChanges: options.trackedChanges,
-        pdf: options.pdf,
-        stages,
-        prepare: prepareOnWorker,
-        job: options.job,
-      });
-      metrics.observeConversion(stages);
-      return pdf;
-    },
+    renderPdf,
     async readiness() {
       const stats = workers.stats;
       const checks: Record<string, DependencyCheck> = {

@@ -1,24 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
-import { collectRemoteImageUrls } from '../../documents/annotate/index.js';
-import { ErrorCode, validationError } from '../../errors/domain-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { validateValue } from '../../http/validate.js';
-import { detectFormat } from '../../inputs/detect-format.js';
-import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import type { DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
-import type { AnnotateTaskInput, AnnotateTaskOutput } from '../../../workers/annotate.js';
+import type { AnnotateInput } from '../../operations/index.js';
 import { AnnotateDataSchema, AnnotateFieldsSchema, AnnotateJsonBodySchema, AnnotateMultipartFieldsSchema } from './schemas/annotate.js';
 import { annotateJsonExample } from './schemas/examples.js';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
 import { StringEnum } from './schemas/string-enum.js';
-import { attachedParts, fetchRemoteImages, isTrue, toBuffer } from './shared.js';
+import { attachedParts, isTrue } from './shared.js';
 
 /** What POST /v1/annotate fills (anything else: 415 naming it). */
-const TEMPLATE_FORMATS = ['docx'] as const;
 
 const AnnotateMultipartSchema = Type.Composite(
   [Type.Object({ file: Type.String({ format: 'binary', description: 'The DOCX template' }) }), AnnotateMultipartFieldsSchema, Type.Object(PdfOptionFields)],
@@ -35,6 +31,8 @@ const AnnotateQuery = Type.Object(
 );
 
 type MultipartBody = Static<typeof AnnotateMultipartSchema>;
+/** The request as the annotate operation takes it, before the output choices (to, PDF options). */
+type ParsedAnnotate = Omit<AnnotateInput, 'to' | 'pdf'>;
 type JsonBody = Static<typeof AnnotateJsonBodySchema>;
 
 export default function annotateRoutes(services: Services): FastifyPluginAsyncTypebox {
@@ -65,26 +63,16 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
       async (request, reply) => {
         const to = request.query.to ?? 'docx';
         const { pdf, outputFilename: wantedName } = pdfOptionsFrom(request.query, request.isMultipart() ? (request.body as Record<string, unknown>) : {});
-        if (pdf && to !== 'pdf') throw validationError('The PDF options apply to PDF output (to=pdf).', [{ field: 'querystring.to', issue: 'PDF options given' }]);
-        if (to === 'pdf') services.assertCanRenderPdf();
-        const input = request.isMultipart()
-          ? await readMultipart(request.body as MultipartBody, request)
-          : await readJson(request.body as JsonBody, services);
-        detectFormat(toBuffer(input.template), TEMPLATE_FORMATS, { filename: input.filename, unsupportedAs: ErrorCode.INVALID_FILE_FORMAT });
-        input.images = { ...input.images, ...(await fetchRemoteImages(services, collectRemoteImageUrls(input.fields))) };
-
-        const result = await services.workers.run<AnnotateTaskInput, AnnotateTaskOutput>('annotate', input, request.job);
-        const docx = toBuffer(result.docx);
-        const output = to === 'pdf' ? await services.renderPdf(docx, { trackedChanges: 'markup', pdf, job: request.job }) : docx;
-        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? input.filename, to, 'annotated'), result.warnings);
+        const input = request.isMultipart() ? readMultipart(request.body as MultipartBody, request) : readJson(request.body as JsonBody);
+        const result = await services.operations.annotate({ ...input, to, pdf }, request.job);
+        return sendDocument(request, reply, result.document, to, outputFilename(wantedName ?? input.filename, to, 'annotated'), result.warnings);
       },
     );
   };
 
-  async function readJson(body: JsonBody, services: Services): Promise<AnnotateTaskInput & { filename?: string }> {
-    const template = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+  function readJson(body: JsonBody): ParsedAnnotate {
     return {
-      template,
+      template: body.document as DocumentSource,
       fields: body.fields,
       data: body.data,
       images: {},
@@ -92,7 +80,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
     };
   }
 
-  async function readMultipart(body: MultipartBody, request: Parameters<typeof uploadedFile>[0]): Promise<AnnotateTaskInput & { filename?: string }> {
+  function readMultipart(body: MultipartBody, request: Parameters<typeof uploadedFile>[0]): ParsedAnnotate {
     const file = uploadedFile(request, 'file');
     const fields = validateValue(AnnotateFieldsSchema, jsonField(body.fields, 'fields') ?? [], 'fields');
     const data = body.data === undefined ? undefined : validateValue(AnnotateDataSchema, jsonField(body.data, 'data'), 'data');

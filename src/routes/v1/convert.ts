@@ -1,21 +1,15 @@
-import type { Warning } from '../../documents/warnings.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
-import { detectFormat } from '../../inputs/detect-format.js';
-import { DOCUMENT_FORMATS, OFFICE_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
+import { DOCUMENT_FORMATS } from '../../inputs/formats.js';
+import { CONVERTIBLE_FORMATS } from '../../operations/convert.js';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
 import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS } from '../../http/response-docs.js';
 import type { Services } from '../../services.js';
-import type { MarkupTaskInput, MarkupTaskOutput } from '../../../workers/markup.js';
 import { StringEnum } from './schemas/string-enum.js';
-import { toBuffer } from './shared.js';
-
-/** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
-const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
 
 const ConvertQuery = Type.Object(
   {
@@ -49,11 +43,6 @@ const ConvertMultipart = Type.Object({
   ...PdfOptionFields,
 });
 
-/** Lists, quotes and HTML elements nested deeper than this are refused (422) rather than risk the stack. */
-const MAX_NESTING_DEPTH = 100;
-
-const MARKUP_TASKS: Partial<Record<DocumentFormat, string>> = { md: 'markdownToDocx', html: 'htmlToDocx' };
-
 export default function convertRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -84,32 +73,20 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
       async (request, reply) => {
         const file = uploadedFile(request, 'file');
         const query = request.query as Static<typeof ConvertQuery>;
-        const from = detectFormat(file.data, CONVERTIBLE_FORMATS, { declared: query.from, filename: file.filename });
         const to = query.to ?? 'pdf';
         const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, request.body as Record<string, unknown>);
-        const markupTask = MARKUP_TASKS[from];
-        if (to === 'docx' && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
-        if (to === 'docx' && pdf) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
-
-        if (to === 'pdf') services.assertCanRenderPdf();
-
-        let output: Buffer;
-        let warnings: Warning[] = [];
-        if (!markupTask) {
+        const result = await services.operations.convert({
+          file: file.data,
+          filename: file.filename,
+          from: query.from,
+          to,
+          trackedChanges: query.trackedChanges,
+          pdf,
+          reference: request.uploadedFiles?.reference?.data,
           // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
-          output = await services.renderPdf(file.data, { format: from, trackedChanges: query.trackedChanges ?? 'markup', pdf, stages: { receive: reply.elapsedTime }, job: request.job });
-        } else {
-          const result = await services.workers.run<MarkupTaskInput, MarkupTaskOutput>(markupTask, {
-            source: file.data,
-            reference: request.uploadedFiles?.reference?.data,
-            limits: { maxBytes: services.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
-            remoteImages: { allowHosts: services.config.remoteImageHosts, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses },
-          }, request.job);
-          warnings = result.warnings;
-          const docx = toBuffer(result.docx);
-          output = to === 'docx' ? docx : await services.renderPdf(docx, { trackedChanges: 'markup', pdf, job: request.job });
-        }
-        return sendDocument(request, reply, output, to, outputFilename(wantedName ?? file.filename, to), warnings);
+          receivedMs: reply.elapsedTime,
+        }, request.job);
+        return sendDocument(request, reply, result.document, to, outputFilename(wantedName ?? file.filename, to), result.warnings);
       },
     );
   };

@@ -1,21 +1,17 @@
-import type { PortableAnchor } from '../../documents/pki/trust.js';
-import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { bodyBudget, NO_BODY } from '../../http/body-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { detectFormat } from '../../inputs/detect-format.js';
-import { describeCertificate, type SignRequest } from '../../documents/sign/index.js';
-import { DomainError, ErrorCode, fileTooLarge, invalidFile, validationError } from '../../errors/domain-error.js';
+import type { SignRequest } from '../../documents/sign/index.js';
+import { DomainError, ErrorCode, fileTooLarge, validationError } from '../../errors/domain-error.js';
 import { MAX_APPEARANCE_IMAGE_BYTES } from '../../documents/sign/pdf/appearance-image.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, KEYED_ERRORS, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { validateValue } from '../../http/validate.js';
-import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import { decodeBase64, type DocumentSource } from '../../inputs/document-source.js';
+import type { DocumentInput } from '../../operations/index.js';
 import type { Services } from '../../services.js';
-import type { SignatureLevel } from '../../documents/sign/ltv.js';
-import type { ExtendTaskInput, SignTaskInput, SignTaskOutput } from '../../../workers/sign.js';
 import {
   AuditCertificateOptionSchema,
   AuditTrailSchema,
@@ -28,10 +24,8 @@ import {
 } from './schemas/sign.js';
 import { signJsonExample } from './schemas/examples.js';
 import { pdfOptionsFrom } from './schemas/pdf-options.js';
-import { toBuffer } from './shared.js';
 
 /** What POST /v1/sign takes (anything else: 415 naming these). */
-const SIGNABLE_FORMATS = ['pdf', 'docx'] as const;
 
 const SignMultipartSchema = Type.Composite([
   Type.Object({
@@ -46,7 +40,7 @@ type JsonBody = Static<typeof SignJsonBodySchema>;
 type MultipartBody = Static<typeof SignMultipartSchema>;
 
 interface SignInput {
-  document: Buffer;
+  document: DocumentInput;
   filename?: string;
   request: SignRequest;
   p12?: { data: Buffer; passphrase: string };
@@ -85,41 +79,13 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
       async (request, reply) => {
         const extend = request.isMultipart() ? undefined : (request.body as JsonBody).extend;
         if (extend) return extendSignedPdf(request, reply, extend);
-        const input = request.isMultipart() ? readMultipart(request, request.body as MultipartBody) : await readJson(request.body as JsonBody);
+        const input = request.isMultipart() ? readMultipart(request, request.body as MultipartBody) : readJson(request.body as JsonBody);
         input.request.requestId = String(request.id);
         input.request.documentName = input.filename;
         const to = request.query.to ?? 'pdf';
-        const isPdf = detectFormat(input.document, SIGNABLE_FORMATS, { filename: input.filename, unsupportedAs: ErrorCode.INVALID_FILE_FORMAT }) === 'pdf';
-        if (to === 'docx' && isPdf) throw invalidFile('to=docx signs DOCX documents; this is a PDF (use to=pdf).');
-        if (to === 'docx' && input.request.certify) throw validationError('certify makes a PDF certification signature (to=pdf); a DOCX package signature cannot certify.', [{ field: 'certify', issue: 'PDF only' }]);
-
         const { pdf, outputFilename: wantedName } = pdfOptionsFrom(request.query);
-        if (pdf && (isPdf || to === 'docx')) throw validationError('The PDF options apply when a DOCX is rendered to PDF before signing (to=pdf); this request renders nothing.', [{ field: 'querystring', issue: 'PDF options given' }]);
-        const level = request.query.level;
-        if (level && to === 'docx') throw validationError('level applies to PDF signatures (to=pdf); a DOCX package signature has no PAdES level.', [{ field: 'level', issue: 'PDF only' }]);
-        const setup = await services.signing();
-        const { portable } = setup;
-        const task: SignTaskInput = {
-          document: input.document,
-          request: input.request,
-          identity: portable,
-          p12: input.p12,
-          tsa: tsaFor(level),
-          level,
-          ltv: level === 'B-LT' || level === 'B-LTA' ? ltvFor(setup) : undefined,
-        };
-        let name: string;
-        if (to === 'docx') {
-          name = 'signDocxTask';
-        } else {
-          name = 'signPdfTask';
-          if (!isPdf) {
-            task.receivedSha256 = createHash('sha256').update(input.document).digest('hex');
-            task.document = await services.renderPdf(input.document, { trackedChanges: 'markup', pdf, job: request.job });
-          }
-        }
-        const result = await services.workers.run<SignTaskInput, SignTaskOutput>(name, task, request.job);
-        return sendDocument(request, reply, toBuffer(result.document), to, outputFilename(wantedName ?? input.filename, to, 'signed'), result.warnings);
+        const result = await services.operations.sign({ ...input, to, level: request.query.level, pdf }, request.job);
+        return sendDocument(request, reply, result.document, to, outputFilename(wantedName ?? input.filename, to, 'signed'), result.warnings);
       },
     );
 
@@ -136,48 +102,29 @@ export default function signRoutes(services: Services): FastifyPluginAsyncTypebo
           response: { 200: VerifyKeyResponseSchema, ...errorResponses(...KEYED_ERRORS) },
         },
       },
-      async () => describeCertificate((await services.signing()).identity),
+      async () => services.operations.signingCertificate(),
     );
   };
 
-  /** The TSA, required by the levels that time-stamp. */
-  function tsaFor(level: SignatureLevel | undefined) {
-    const url = services.config.signing.tsaUrl;
-    if (!url && (level === 'B-T' || level === 'B-LTA')) {
-      throw new DomainError(ErrorCode.SIGNING_ERROR, `${level} needs a time-stamp authority, and this service has none (TSA_URL is not set).`);
-    }
-    return url ? { url, allowPrivateAddresses: services.config.outboundAllowPrivateAddresses } : undefined;
-  }
-
-  /** B-LT's trust anchors, and how to fetch revocation data (only with REVOCATION_FETCH on). */
-  function ltvFor({ trustRoots, anchors }: { trustRoots: string[]; anchors: PortableAnchor[] }) {
-    const { fetch: enabled, ...fetch } = services.config.revocation;
-    return { trustRoots, anchors, fetch: enabled ? fetch : undefined };
-  }
-
   async function extendSignedPdf(request: FastifyRequest, reply: FastifyReply, level: 'B-LT' | 'B-LTA') {
     const body = request.body as JsonBody;
-    const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    detectFormat(document, ['pdf'], { unsupportedAs: ErrorCode.INVALID_FILE_FORMAT });
-    const task: ExtendTaskInput = { document, level, ltv: ltvFor(await services.signing()), tsa: tsaFor(level) };
-    const result = await services.workers.run<ExtendTaskInput, SignTaskOutput>('extendPdfTask', task, request.job);
-    return sendDocument(request, reply, toBuffer(result.document), 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()), result.warnings);
+    const result = await services.operations.extendSignature({ document: body.document as DocumentSource, level }, request.job);
+    return sendDocument(request, reply, result.document, 'pdf', outputFilename(undefined, 'pdf', level.toLowerCase()), result.warnings);
   }
 
-  async function readJson(body: JsonBody): Promise<SignInput> {
+  function readJson(body: JsonBody): SignInput {
     // Optional in the schema only so that `extend` can go without them (generated clients keep a plain object type).
     const missing = (['signer', 'auditTrail'] as const).filter((name) => body[name] === undefined || body[name] === null);
     if (missing.length) {
       throw validationError(`The request is invalid: body must have required ${missing.map((m) => `property '${m}'`).join(' and ')} (only an "extend" request goes without them).`,
         missing.map((field) => ({ field: `body.${field}`, issue: 'required' })));
     }
-    const document = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
     // SuperDoc clients send absent optional objects as null.
     const present = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null)) as JsonBody;
     const { document: _doc, p12, ...request } = present;
     const signRequest = { ...request, appearance: withImageBytes(request.appearance ?? undefined) } as SignRequest;
     return {
-      document,
+      document: body.document as DocumentSource,
       request: signRequest,
       p12: p12 ? { data: decodeBase64(p12.base64, 'p12.base64', 1024 * 1024), passphrase: p12.passphrase ?? '' } : undefined,
     };

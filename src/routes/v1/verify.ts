@@ -1,30 +1,17 @@
-import { reportWarnings } from '../../documents/warnings.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
-import type { DocxVerifyReport, VerifyReport } from '../../documents/verify/index.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, URL_INPUT_ERRORS } from '../../http/response-docs.js';
-import { detectFormat } from '../../inputs/detect-format.js';
-import { loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import type { DocumentSource } from '../../inputs/document-source.js';
 import type { Services } from '../../services.js';
-import type { VerifyDocxTaskInput, VerifyPdfTaskInput } from '../../../workers/verify.js';
 import { verifyJsonExample } from './schemas/examples.js';
 import { TrustRootsSchema, VerifyAnswerSchema, VerifyJsonBodySchema } from './schemas/verify.js';
-import { requestAnchors, type PortableAnchor } from '../../documents/pki/trust.js';
-import { ErrorCode, validationError } from '../../errors/domain-error.js';
 
 const VerifyMultipartSchema = Type.Object({ file: Type.String({ format: 'binary', description: 'The signed PDF or DOCX' }), trustRoots: Type.Optional(TrustRootsSchema) });
 
 /** What POST /v1/verify takes (anything else: 415 naming these). */
-const VERIFIABLE_FORMATS = ['pdf', 'docx'] as const;
-
 /** The request's own roots (added to the operator's for this request only), or a 400 naming what is wrong. */
-function readTrustRoots(text: string): PortableAnchor[] {
-  const anchors = requestAnchors(text);
-  if (typeof anchors === 'string') throw validationError(`trustRoots ${anchors}; send one or more PEM certificates.`, [{ field: 'trustRoots', issue: anchors }]);
-  return anchors;
-}
 
 export default function verifyRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -51,18 +38,8 @@ export default function verifyRoutes(services: Services): FastifyPluginAsyncType
       },
       async (request) => {
         const body = request.body as { trustRoots?: string } & Partial<Static<typeof VerifyJsonBodySchema>>;
-        const ownRoots = body.trustRoots === undefined ? [] : readTrustRoots(body.trustRoots);
-        const data = request.isMultipart()
-          ? uploadedFile(request, 'file').data
-          : await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-        const { trustRoots, anchors: operatorAnchors } = await services.signing();
-        const anchors = [...operatorAnchors, ...ownRoots];
-        const maxBytes = services.config.limits.maxFileBytes;
-        const { fetch, ...revocationFetch } = services.config.revocation;
-        const report = detectFormat(data, VERIFIABLE_FORMATS, { unsupportedAs: ErrorCode.INVALID_FILE_FORMAT }) === 'docx'
-          ? await services.workers.run<VerifyDocxTaskInput, DocxVerifyReport>('verifyDocx', { docx: data, trustRoots, anchors, maxBytes }, request.job)
-          : await services.workers.run<VerifyPdfTaskInput, VerifyReport>('verifyPdf', { pdf: data, trustRoots, anchors, maxBytes, ...(fetch ? { revocationFetch } : {}) }, request.job);
-        return { ...report, warnings: reportWarnings(report) };
+        const document = request.isMultipart() ? uploadedFile(request, 'file').data : (body.document as DocumentSource);
+        return services.operations.verify({ document, trustRoots: body.trustRoots }, request.job);
       },
     );
   };

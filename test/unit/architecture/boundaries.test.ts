@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/project-root.js';
@@ -25,6 +26,38 @@ describe('import boundaries', () => {
         ...packages.filter((name) => HTTP_PACKAGES.test(name)).map((name) => `${file} → ${name}`),
       ]);
     expect(crossings).toEqual([]);
+  });
+});
+
+describe('the operations layer (issue 23 step 3)', () => {
+  const importers = (target: RegExp) => [...graph].filter(([file, { files }]) => !target.test(file) && files.some((f) => target.test(f))).map(([file]) => file).sort();
+
+  it('routes reach workers, the worker pool and the office pool only through src/operations/', () => {
+    const reaches = [...graph]
+      .filter(([file]) => file.startsWith('routes/'))
+      .flatMap(([file, { files }]) => files.filter((f) => /^(\.\.\/workers\/|compute\/|office\/)/.test(f)).map((f) => `${file} → ${f}`));
+    expect(reaches).toEqual([]);
+  });
+
+  it('operations are called by the routes (and built in services.ts), by nothing else', () => {
+    expect(importers(/^operations\//).filter((file) => !file.startsWith('routes/') && file !== 'services.ts')).toEqual([]);
+  });
+
+  it('operations know nothing of HTTP', () => {
+    const crossings = [...graph]
+      .filter(([file]) => file.startsWith('operations/'))
+      .flatMap(([file, { files, packages }]) => [...files.filter((f) => HTTP_FILES.test(f)), ...packages.filter((p) => HTTP_PACKAGES.test(p))].map((t) => `${file} → ${t}`));
+    expect(crossings).toEqual([]);
+  });
+
+  it('route handlers call one operation: no worker task, renderer or signing setup named in routes/', () => {
+    const named = [...graph.keys()]
+      .filter((file) => file.startsWith('routes/'))
+      .flatMap((file) => {
+        const text = readFileSync(path.join(SRC, file), 'utf8');
+        return [...text.matchAll(/services\.(workers|renderPdf|assertCanRenderPdf|signing)\b|\.run(<[^>]*>)?\(\s*'/g)].map((m) => `${file}: ${m[0]}`);
+      });
+    expect(named).toEqual([]);
   });
 });
 

@@ -1,0 +1,61 @@
+import type { JobContext } from '../compute/fair-queue.js';
+import type { PdfExportOptions } from '../documents/docx-pdf/index.js';
+import type { Warning } from '../documents/warnings.js';
+import { DomainError, ErrorCode } from '../errors/domain-error.js';
+import { detectFormat } from '../inputs/detect-format.js';
+import { OFFICE_FORMATS, type DocumentFormat } from '../inputs/formats.js';
+import type { TrackedChangesMode } from '../office/index.js';
+import { asBuffer, type OperationDeps } from './deps.js';
+
+/** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
+export const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
+
+/** Lists, quotes and HTML elements nested deeper than this are refused (422) rather than risk the stack. */
+const MAX_NESTING_DEPTH = 100;
+
+const MARKUP_TASKS = { md: 'markdownToDocx', html: 'htmlToDocx' } as const;
+const markupTaskOf = (format: DocumentFormat) => (format === 'md' || format === 'html' ? MARKUP_TASKS[format] : undefined);
+
+export interface ConvertInput {
+  file: Buffer;
+  filename?: string;
+  /** The format the caller says the file is (checked against its content). */
+  from?: DocumentFormat;
+  to: 'pdf' | 'docx';
+  trackedChanges?: TrackedChangesMode;
+  pdf?: PdfExportOptions;
+  /** md/html → docx: a DOCX whose styles replace the built-in ones. */
+  reference?: Buffer;
+  /** Milliseconds from the start of the request until now (upload, parsing, auth): the conversion's receive stage. */
+  receivedMs?: number;
+}
+
+export interface ConvertedDocument {
+  document: Buffer;
+  warnings: Warning[];
+}
+
+/** Convert: an office document rendered to PDF, or markup (md/html) to DOCX and then, for to=pdf, rendered. */
+export async function convertDocument(deps: OperationDeps, input: ConvertInput, job?: JobContext): Promise<ConvertedDocument> {
+  const { to, pdf } = input;
+  const from = detectFormat(input.file, CONVERTIBLE_FORMATS, { declared: input.from, filename: input.filename });
+  const markupTask = markupTaskOf(from);
+  if (to === 'docx' && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
+  if (to === 'docx' && pdf) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
+  if (to === 'pdf') deps.assertCanRenderPdf();
+
+  if (!markupTask) {
+    const stages = input.receivedMs === undefined ? undefined : { receive: input.receivedMs };
+    const document = await deps.renderPdf(input.file, { format: from, trackedChanges: input.trackedChanges ?? 'markup', pdf, stages, job });
+    return { document, warnings: [] };
+  }
+  const result = await deps.workers[markupTask]({
+    source: input.file,
+    reference: input.reference,
+    limits: { maxBytes: deps.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
+    remoteImages: { allowHosts: deps.config.remoteImageHosts, allowPrivateAddresses: deps.config.outboundAllowPrivateAddresses },
+  }, job);
+  const docx = asBuffer(result.docx);
+  const document = to === 'docx' ? docx : await deps.renderPdf(docx, { trackedChanges: 'markup', pdf, job });
+  return { document, warnings: result.warnings };
+}

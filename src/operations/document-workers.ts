@@ -1,0 +1,48 @@
+import type { JobContext } from '../compute/fair-queue.js';
+import type { TaskEnvelope } from '../compute/task-envelope.js';
+import type { WorkerPool } from '../compute/worker-pool.js';
+import type * as tasks from '../../workers/index.js';
+
+type Tasks = typeof tasks;
+type Enveloped<I, O> = (input: I) => Promise<TaskEnvelope<O>>;
+// `any` only to match every task's signature; each task's own types are then read back by `infer`.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyTask = Enveloped<any, any>;
+
+/** The name of every task workers/index.ts exports. */
+export type TaskName = { [K in keyof Tasks]: Tasks[K] extends AnyTask ? K : never }[keyof Tasks];
+export type TaskInput<K extends TaskName> = Tasks[K] extends Enveloped<infer I, unknown> ? I : never;
+export type TaskOutput<K extends TaskName> = Tasks[K] extends Enveloped<never, infer O> ? O : never;
+
+type Call<K extends TaskName> = (input: TaskInput<K>, job?: JobContext) => Promise<TaskOutput<K>>;
+
+/**
+ * The worker pool as operations call it: one method per task, its input and output the types the
+ * task in workers/ declares, so no caller names a task by string or states its types again.
+ */
+export interface DocumentWorkers {
+  annotate: Call<'annotate'>;
+  markdownToDocx: Call<'markdownToDocx'>;
+  htmlToDocx: Call<'htmlToDocx'>;
+  prepareDocx: Call<'prepareDocx'>;
+  signPdf: Call<'signPdfTask'>;
+  signDocx: Call<'signDocxTask'>;
+  extendPdf: Call<'extendPdfTask'>;
+  verifyPdf: Call<'verifyPdf'>;
+  verifyDocx: Call<'verifyDocx'>;
+}
+
+export function documentWorkers(pool: WorkerPool): DocumentWorkers {
+  const call = <K extends TaskName>(task: K): Call<K> => (input, job) => pool.run<TaskInput<K>, TaskOutput<K>>(task, input, job);
+  return {
+    annotate: call('annotate'),
+    markdownToDocx: call('markdownToDocx'),
+    htmlToDocx: call('htmlToDocx'),
+    prepareDocx: call('prepareDocx'),
+    signPdf: call('signPdfTask'),
+    signDocx: call('signDocxTask'),
+    extendPdf: call('extendPdfTask'),
+    verifyPdf: call('verifyPdf'),
+    verifyDocx: call('verifyDocx'),
+  };
+}
