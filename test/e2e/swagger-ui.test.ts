@@ -166,13 +166,14 @@ describe('Swagger UI at /docs in Chromium', () => {
     await snapshot(op, 'swagger-ui-annotate.png');
   });
 
-  it('sign: the multipart form offers file pickers (file, p12) and its pre-filled parts sign a picked PDF', async () => {
+  it('sign: the multipart form offers file pickers (file, p12, appearanceImage) and its pre-filled parts sign a picked PDF', async () => {
     const op = await openTryItOut('operations-Sign-sign');
     await op.locator('.opblock-section-request-body select').first().selectOption('multipart/form-data');
     const fileInputs = op.locator('input[type=file]');
-    await expect.poll(() => fileInputs.count()).toBe(2);
+    await expect.poll(() => fileInputs.count()).toBe(3);
     await partRow(op, 'file').locator('input[type=file]').setInputFiles(path.join(corpus, 'pdf-unsigned/signpdf-w3dummy.pdf'));
     expect(await partRow(op, 'p12').locator('input[type=file]').count()).toBe(1);
+    expect(await partRow(op, 'appearanceImage').locator('input[type=file]').count()).toBe(1);
     expect(await partRow(op, 'signer').locator('input').inputValue()).toContain('"email"');
     const response = await execute(op, '/v1/sign');
     expect(response.status(), `${await op.locator('.live-responses-table').innerText()}\n${response.request().postData()?.slice(0, 3000)}`).toBe(200);
