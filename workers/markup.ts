@@ -10,6 +10,8 @@ export interface MarkupTaskInput {
   reference?: Uint8Array;
   limits: ConversionLimits;
   remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
+  /** Files sent with the document, by normalised name. */
+  files?: [string, Uint8Array][];
 }
 
 export interface MarkupTaskOutput {

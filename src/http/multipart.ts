@@ -15,13 +15,16 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Uploaded file parts by field name. */
     uploadedFiles?: Record<string, UploadedFile>;
+    /** Every uploaded file part by field name, in order (a repeated part such as convert's `files`). */
+    uploadedFileLists?: Record<string, UploadedFile[]>;
     /** Why the multipart body was stopped while it arrived (a part or the body past its limit). */
     multipartRefusal?: DomainError;
   }
 }
 
 /** How many parts of each kind one multipart request may have (@fastify/multipart limits). */
-export const MULTIPART_COUNTS = { files: 10, fields: 20, parts: 30 } as const;
+/** Part counts per request; files leaves room for convert's document, reference DOCX and its 32 `files` (their bytes are bounded by the route's body budget). */
+export const MULTIPART_COUNTS = { files: 40, fields: 20, parts: 60 } as const;
 
 const malformed = () =>
   new DomainError(ErrorCode.VALIDATION_ERROR, 'The multipart body is malformed or ends before its closing boundary (a part was never terminated); send a complete multipart/form-data body.');
@@ -43,7 +46,10 @@ export async function rememberUploadedFile(this: FastifyRequest, part: Multipart
     throw malformed();
   }
   this.uploadedFiles ??= {};
-  this.uploadedFiles[part.fieldname] = { filename: part.filename, mimetype: part.mimetype, data };
+  this.uploadedFileLists ??= {};
+  const file = { filename: part.filename, mimetype: part.mimetype, data };
+  this.uploadedFiles[part.fieldname] = file;
+  (this.uploadedFileLists[part.fieldname] ??= []).push(file);
   (part as unknown as { value: string }).value = part.filename || part.fieldname;
 }
 

@@ -2,6 +2,7 @@ import type { JobContext } from '../compute/fair-queue.js';
 import type { PdfExportOptions } from '../documents/docx-pdf/index.js';
 import type { Warning } from '../documents/warnings.js';
 import { DomainError, ErrorCode } from '../errors/domain-error.js';
+import { attachedFileMap, type AttachedFile } from '../documents/model/attached-files.js';
 import { detectFormat } from '../inputs/detect-format.js';
 import { OFFICE_FORMATS, type DocumentFormat } from '../inputs/formats.js';
 import type { TrackedChangesMode } from '../office/index.js';
@@ -26,6 +27,8 @@ export interface ConvertInput {
   pdf?: PdfExportOptions;
   /** md/html → docx: a DOCX whose styles replace the built-in ones. */
   reference?: Buffer;
+  /** md/html: the files (images) the document refers to by relative name. */
+  files?: AttachedFile[];
   /** Milliseconds from the start of the request until now (upload, parsing, auth): the conversion's receive stage. */
   receivedMs?: number;
 }
@@ -42,6 +45,9 @@ export async function convertDocument(deps: OperationDeps, input: ConvertInput, 
   const markupTask = markupTaskOf(from);
   if (to === 'docx' && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
   if (to === 'docx' && pdf) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
+  const sent = input.files ?? [];
+  if (sent.length > 0 && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'files are the images a Markdown or HTML document refers to; this document is not Markdown or HTML.', { details: [{ field: 'body.files', issue: 'only with md or html' }] });
+  const files = sent.length > 0 ? [...attachedFileMap(sent)] : undefined;
   if (to === 'pdf') deps.assertCanRenderPdf();
 
   if (!markupTask) {
@@ -54,6 +60,7 @@ export async function convertDocument(deps: OperationDeps, input: ConvertInput, 
     reference: input.reference,
     limits: { maxBytes: deps.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
     remoteImages: { allowHosts: deps.config.remoteImageHosts, allowPrivateAddresses: deps.config.outboundAllowPrivateAddresses },
+    files,
   }, job);
   const docx = asBuffer(result.docx);
   const document = to === 'docx' ? docx : await deps.renderPdf(docx, { trackedChanges: 'markup', pdf, job });

@@ -4,15 +4,19 @@ import { safeFetch } from '../../inputs/safe-fetch.js';
 import { parseImage } from '../annotate/images.js';
 import { loadSvgRenderer } from '../annotate/svg.js';
 import { readImageInfo } from '../images/image-info.js';
+import { normaliseReference } from './attached-files.js';
 import type { ImageInline } from './types.js';
 
 /**
- * Resolves image sources to embeddable images. data: URIs are decoded; http(s) images are
- * fetched only from allow-listed hosts (through safeFetch, SSRF-guarded); everything else
- * (relative paths, file:, other hosts) is never read and falls back to its alt text.
+ * Resolves image sources to embeddable images. data: URIs are decoded; relative names are looked up
+ * among the files sent with the document (never on a file system); http(s) images are fetched only
+ * from allow-listed hosts (through safeFetch, SSRF-guarded); everything else (file:, other hosts,
+ * names not sent) falls back to its alt text with a warning naming it.
  */
 export interface ImageSourceOptions {
   allowHosts: string[];
+  /** Files sent with the document, by normalised name (attached-files.ts): relative references are looked up here only. */
+  files?: ReadonlyMap<string, Uint8Array>;
   /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES. */
   allowPrivateAddresses?: boolean;
   maxImageBytes?: number;
@@ -102,6 +106,17 @@ function describe(src: string): string {
   return src.startsWith('data:') ? `"${src.slice(0, 30)}…"` : `"${src.length > 200 ? `${src.slice(0, 200)}…` : src}"`;
 }
 
+/**
+ * The file a normalised reference names: the file of that exact name, else — multipart clients send
+ * a part's file name without its folders — the one file of the reference's last segment sent without
+ * a folder (none when two folders' files could be meant).
+ */
+function findAttached(files: ReadonlyMap<string, Uint8Array>, name: string): Uint8Array | undefined {
+  const exact = files.get(name);
+  if (exact || !name.includes('/')) return exact;
+  return files.get(name.slice(name.lastIndexOf('/') + 1));
+}
+
 export async function resolveImages(
   sources: Iterable<string>,
   options: ImageSourceOptions,
@@ -123,7 +138,17 @@ export async function resolveImages(
       url = undefined;
     }
     if (!url) {
-      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Image ${describe(src)} is not embedded: only data: URIs (and allow-listed http(s) hosts) can be used; its alt text was used instead.`, imageField(src)));
+      const name = normaliseReference(src);
+      const attached = name === undefined || !options.files ? undefined : findAttached(options.files, name);
+      if (attached) {
+        resolved.set(src, await toImage(attached, src, warnings));
+        continue;
+      }
+      const message =
+        name === undefined
+          ? `Image ${describe(src)} is not embedded: only data: URIs, files sent with the document and allow-listed http(s) hosts can be used; its alt text was used instead.`
+          : `Image ${describe(src)} refers to the file "${name.slice(0, 200)}", which was not sent with the document (send it as a \`files\` part with that file name); its alt text was used instead.`;
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', message, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }

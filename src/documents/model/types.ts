@@ -197,6 +197,8 @@ export interface MarkupOptions {
   reference?: Uint8Array;
   limits: ConversionLimits;
   remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
+  /** Files sent with the document, by normalised name (model/attached-files.ts). */
+  files?: [string, Uint8Array][];
   /** Filled with the time each stage took (the benchmark's profile); the service passes none. */
   stages?: StageTimes;
 }

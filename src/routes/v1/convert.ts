@@ -4,7 +4,9 @@ import { bodyBudget } from '../../http/body-budget.js';
 import { DOCUMENT_FORMATS } from '../../inputs/formats.js';
 import { CONVERTIBLE_FORMATS } from '../../operations/convert.js';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
-import { DomainError, ErrorCode } from '../../errors/domain-error.js';
+import { DEFAULT_ATTACHED_FILE_LIMITS } from '../../documents/model/attached-files.js';
+import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import { DocumentContentType } from './schemas/document.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS } from '../../http/response-docs.js';
@@ -40,16 +42,43 @@ const ConvertQuery = Type.Object(
 const ConvertMultipart = Type.Object({
   file: Type.String({ format: 'binary', description: 'The document to convert (Word, Excel, PowerPoint, OpenDocument, RTF, WordPerfect, text, CSV, Markdown or HTML)' }),
   reference: Type.Optional(Type.String({ format: 'binary', description: 'md/html→docx: a DOCX whose styles replace the built-in ones (like pandoc --reference-doc)' })),
+  files: Type.Optional(
+    Type.Union([Type.String({ format: 'binary' }), Type.Array(Type.String({ format: 'binary' }), { maxItems: DEFAULT_ATTACHED_FILE_LIMITS.maxFiles })], {
+      description:
+        `md/html: the images the document refers to by relative name, one part per file (repeat the part), matched by the part's file name after normalisation (%-escapes, ./ and ../ segments, backslashes); never looked up on a file system. ` +
+        `A reference to a file not sent is a warning naming it. At most ${DEFAULT_ATTACHED_FILE_LIMITS.maxFiles} files, ${DEFAULT_ATTACHED_FILE_LIMITS.maxTotalBytes / 1048576} MB together.`,
+    }),
+  ),
   ...PdfOptionFields,
 });
+
+const ConvertJsonBody = Type.Object(
+  {
+    document: Type.Union([
+      Type.Object({ base64: Type.String({ minLength: 1, description: 'The document, base64-encoded.' }), contentType: DocumentContentType }),
+      Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', description: 'Where to fetch the document (http/https; when the operator allows URL inputs).' }), contentType: DocumentContentType }),
+    ]),
+    filename: Type.Optional(Type.String({ maxLength: 255, description: 'The document’s file name: names the answer, and tells txt/csv/md apart for text without from.', examples: ['notes.md'] })),
+    reference: Type.Optional(Type.Object({ base64: Type.String({ minLength: 1, description: 'md/html→docx: a DOCX whose styles replace the built-in ones.' }) })),
+    files: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 1024, description: 'The name the document refers to the file by, e.g. images/logo.png.' }), base64: Type.String({ minLength: 1 }) }), {
+        maxItems: DEFAULT_ATTACHED_FILE_LIMITS.maxFiles,
+        description: 'md/html: the images the document refers to by relative name (see the multipart `files` part).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const convertJsonExample = { document: { base64: Buffer.from('# Report\n\n![Logo](images/logo.png)\n').toString('base64') }, filename: 'report.md', files: [{ name: 'images/logo.png', base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==' }] };
 
 export default function convertRoutes(services: Services): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/convert',
       {
-        // The document and an optional reference DOCX, plus the small text fields.
-        ...bodyBudget(2 * services.config.limits.maxFileBytes + 1024 * 1024),
+        // The document, an optional reference DOCX and the document's files, plus the small text fields.
+        ...bodyBudget(2 * services.config.limits.maxFileBytes + DEFAULT_ATTACHED_FILE_LIMITS.maxTotalBytes + 1024 * 1024, { multipartTwin: true }),
         schema: {
           operationId: 'convert',
           tags: ['Convert'],
@@ -59,22 +88,27 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
             'Word documents with tracked changes (see trackedChanges), fields and tables of contents brought up to date; linked content is never fetched. ' +
             'PDF options (pageRanges, landscape, pdfa, pdfua, …) are accepted as query parameters or multipart fields; an unknown one is a 400. ' +
             'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for `<ins>`/`<del>`), and PDF through the same renderer. ' +
-            'Remote images are not fetched: they become their alt text, listed in the X-Docproc-Warnings header.',
+            'Images referred to by relative name come from the `files` sent with the document; remote images are not fetched: they become their alt text, listed in the warnings.',
           querystring: ConvertQuery,
-          consumes: ['multipart/form-data'],
-          body: ConvertMultipart,
-          response: { ...documentResponses(['pdf', 'docx'], false), ...errorResponses(...DOCUMENT_ERRORS, ...RENDER_ERRORS) },
-        },
-        // Before body validation, so a JSON or raw body is told "wrong media type", not "missing field".
-        preValidation: async (request) => {
-          if (!request.isMultipart()) throw new DomainError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Send the document as multipart/form-data in a part named "file".');
+          body: {
+            content: {
+              'multipart/form-data': { schema: ConvertMultipart },
+              'application/json': { schema: { ...ConvertJsonBody, examples: [convertJsonExample] } },
+            },
+          } as never,
+          response: { ...documentResponses(['pdf', 'docx'], true), ...errorResponses(...DOCUMENT_ERRORS, ...RENDER_ERRORS) },
         },
       },
       async (request, reply) => {
-        const file = uploadedFile(request, 'file');
+        const json = request.isMultipart() ? undefined : (request.body as Static<typeof ConvertJsonBody>);
+        const file = json ? await jsonDocument(json) : uploadedFile(request, 'file');
         const query = request.query as Static<typeof ConvertQuery>;
         const to = query.to ?? 'pdf';
-        const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, request.body as Record<string, unknown>);
+        const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, json ? {} : (request.body as Record<string, unknown>));
+        const files = json
+          ? (json.files ?? []).map((f, i) => ({ name: f.name, data: decodeBase64(f.base64, `files.${i}.base64`, DEFAULT_ATTACHED_FILE_LIMITS.maxTotalBytes) }))
+          : (request.uploadedFileLists?.files ?? []).map((f) => ({ name: f.filename, data: f.data }));
+        const reference = json?.reference ? decodeBase64(json.reference.base64, 'reference.base64', services.config.limits.maxFileBytes) : request.uploadedFiles?.reference?.data;
         const result = await services.operations.convert({
           file: file.data,
           filename: file.filename,
@@ -82,7 +116,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           to,
           trackedChanges: query.trackedChanges,
           pdf,
-          reference: request.uploadedFiles?.reference?.data,
+          reference,
+          files,
           // Time from the start of the request to here: the upload, multipart parsing, auth and validation.
           receivedMs: reply.elapsedTime,
         }, request.job);
@@ -90,4 +125,10 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
       },
     );
   };
+
+  /** The JSON body's document as an upload: bytes (decoded, or fetched when URL inputs are on) and its file name. */
+  async function jsonDocument(body: Static<typeof ConvertJsonBody>): Promise<{ data: Buffer; filename: string }> {
+    const data = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
+    return { data, filename: body.filename ?? '' };
+  }
 }

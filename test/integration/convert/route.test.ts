@@ -112,8 +112,10 @@ describe('POST /v1/convert through HTTP', () => {
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.json()).toMatchObject({ status, code });
     }
-    const noFile = await t.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{}' });
+    const noFile = await t.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, payload: '# a document as raw text' });
     expect(noFile.statusCode).toBe(415);
+    const noDocument = await t.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{}' });
+    expect(noDocument.statusCode).toBe(400);
     // The job directory is kept between jobs; no file of any job is.
     for (const jobs of t.app.services.office!.jobDirectories()) expect(readdirSync(jobs, { recursive: true, withFileTypes: true }).filter((e) => !e.isDirectory())).toEqual([]);
   });
