@@ -21,7 +21,7 @@ export const ERROR_CATALOG: Record<AnsweredCode, ErrorEntry> = {
   CONCURRENCY_LIMIT_ERROR: { statuses: [429], meaning: 'Too many requests running at once for this key; retry when one has finished.' },
   NOT_FOUND: { statuses: [404], meaning: 'No operation at this method and path (see /docs).' },
   METHOD_NOT_ALLOWED: { statuses: [405], meaning: 'Reserved, not answered today: a path called with another method gets 404 NOT_FOUND.' },
-  UNSUPPORTED_MEDIA_TYPE: { statuses: [415], meaning: 'The body is not a media type this operation takes (JSON or multipart/form-data, as it declares).' },
+  UNSUPPORTED_MEDIA_TYPE: { statuses: [415], meaning: 'The body is not a media type this operation takes (JSON or multipart/form-data, as it declares), or convert’s document is a format it does not take (`acceptedFormats` lists those it does).' },
   NOT_ACCEPTABLE: { statuses: [406], meaning: 'Reserved, not answered today: an Accept the operation cannot satisfy gets its default type.' },
   INVALID_FILE_FORMAT: { statuses: [400, 422], meaning: 'The file is not the format the operation needs (PDF, DOCX, Markdown, HTML), or is malformed (422: an archive refused as a possible zip bomb).' },
   FILE_TOO_LARGE: { statuses: [413], meaning: 'A file, text field or the whole body is past its limit; the message gives the limit in MB.' },
