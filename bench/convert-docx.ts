@@ -1,5 +1,5 @@
 /**
- * DOCX→PDF through POST /v1/convert against bare LibreOffice doing the bare job, measured in the
+ * DOCX, XLSX and PPTX→PDF through POST /v1/convert against bare LibreOffice doing the bare job, measured in the
  * same run on the same documents (never a timed test):
  *
  *   baseline  bench/support/bare-uno.py: a warm soffice driven over UNO with none of our code,
@@ -10,7 +10,9 @@
  *
  * Rounds interleave baseline and service so both see the same machine load; ratios are computed
  * per round and their median is printed, with the spread. The per-stage breakdown comes from the
- * service's own Prometheus histogram (docproc_convert_stage_duration_seconds).
+ * service's own Prometheus histogram (docproc_convert_stage_duration_seconds). The spreadsheet and
+ * the presentation (issue 24) go through the same rounds; bare-uno.py exports them with Calc's and
+ * Impress's PDF filters and the same (default) filter options the service uses without options.
  *
  *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2] [--warmup 600] [--tmp /dev/shm]
  */
@@ -28,10 +30,13 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 
+const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
 const DOCUMENTS = [
-  { label: '1 page, no fields/changes', file: 'pandoc-tables.docx' },
-  { label: '4 pages: fields, change, comment, images', file: 'superdoc-advanced-text.docx' },
-  { label: '15 pages, PAGE in headers/footers', file: 'superdoc-h_f-normal-odd-even-firstpg.docx' },
+  { label: '1 page, no fields/changes', file: path.join(CORPUS_DIR, 'docx', 'pandoc-tables.docx'), format: 'docx' },
+  { label: '4 pages: fields, change, comment, images', file: path.join(CORPUS_DIR, 'docx', 'superdoc-advanced-text.docx'), format: 'docx' },
+  { label: '15 pages, PAGE in headers/footers', file: path.join(CORPUS_DIR, 'docx', 'superdoc-h_f-normal-odd-even-firstpg.docx'), format: 'docx' },
+  { label: 'xlsx: 4 sheets of data (readxl)', file: path.join(FIXTURES, 'datasets.xlsx'), format: 'xlsx' },
+  { label: 'pptx: 42 slides (pandoc)', file: path.join(FIXTURES, 'pandoc-writer.pptx'), format: 'pptx' },
 ];
 const SOFFICE = '/usr/lib/libreoffice/program/soffice';
 
@@ -132,22 +137,20 @@ async function startService(): Promise<Service> {
 interface Upload {
   body: Buffer;
   contentType: string;
+  format: string;
 }
 
-function multipartUpload(doc: Buffer): Upload {
+function multipartUpload(doc: Buffer, format: string): Upload {
   const boundary = `docproc-bench-${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.docx"\r\n` +
-      'Content-Type: application/vnd.openxmlformats-officedocument.wordprocessingml.document\r\n\r\n',
-  );
-  return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.${format}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}`, format };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 async function convertViaHttp(service: Service, upload: Upload): Promise<void> {
   const { status, body } = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-    const request = http.request(`${service.url}/v1/convert?from=docx&to=pdf`, {
+    const request = http.request(`${service.url}/v1/convert?from=${upload.format}&to=pdf`, {
       method: 'POST',
       agent,
       headers: { authorization: `Bearer ${service.key}`, 'content-type': upload.contentType, 'content-length': upload.body.length },
@@ -239,17 +242,17 @@ async function main(): Promise<void> {
   // the README recommends for production: on a disk, the kernel's writeback of both sides' files
   // landed at random in either side's rounds (measured: 10 ms of kworker CPU per document).
   process.env.TMPDIR = args.tmp;
-  const docs = await Promise.all(DOCUMENTS.map((d) => readFile(path.join(CORPUS_DIR, 'docx', d.file))));
+  const docs = await Promise.all(DOCUMENTS.map((d) => readFile(d.file)));
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bench-convert-'));
   const bare: BareOffice[] = [];
   let service: Service | undefined;
   try {
     const inputs = await Promise.all(docs.map(async (doc, i) => {
-      const file = path.join(workDir, `doc-${i}.docx`);
+      const file = path.join(workDir, `doc-${i}.${DOCUMENTS[i]!.format}`);
       await writeFile(file, doc);
       return file;
     }));
-    console.log(`Documents: ${DOCUMENTS.map((d) => `${d.file} (${d.label})`).join('; ')}`);
+    console.log(`Documents: ${DOCUMENTS.map((d) => `${path.basename(d.file)} (${d.label})`).join('; ')}`);
     console.log(`Pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${args.warmup} warm-up requests; temp files in ${os.tmpdir()}; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
     const cold = [];
@@ -258,7 +261,7 @@ async function main(): Promise<void> {
 
     for (let i = 0; i < SIZE; i++) bare.push(await BareOffice.start(await mkdtemp(path.join(workDir, 'bare-')), inputs));
     service = await startService();
-    const uploads = docs.map(multipartUpload);
+    const uploads = docs.map((doc, i) => multipartUpload(doc, DOCUMENTS[i]!.format));
     for (const upload of uploads) for (let i = 0; i < SIZE; i++) await convertViaHttp(service, upload); // warm every pool process
     // A service runs for many thousands of requests; V8 goes on optimizing for the first ~1000
     // (measured with --trace-opt: 0.7–1.4 ms of compile time per document between requests 150

@@ -51,11 +51,15 @@ def start(soffice, work_dir):
             time.sleep(0.1)
 
 
+PDF_FILTERS = {".xlsx": "calc_pdf_Export", ".pptx": "impress_pdf_Export"}
+
+
 def convert(desktop, source, target):
     doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(source), "_blank", 0,
                                        (prop("Hidden", True), prop("ReadOnly", True)))
     try:
-        doc.storeToURL(uno.systemPathToFileUrl(target), (prop("FilterName", "writer_pdf_Export"),))
+        export = PDF_FILTERS.get(os.path.splitext(source)[1], "writer_pdf_Export")
+        doc.storeToURL(uno.systemPathToFileUrl(target), (prop("FilterName", export),))
     finally:
         doc.close(True)
 

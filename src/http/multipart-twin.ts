@@ -42,7 +42,7 @@ function twinSchema(schema: Schema, url: string): Schema {
 }
 
 /**
- * Operations that take both JSON and multipart bodies (annotate, sign, verify) keep both at their
+ * Operations that take both JSON and multipart bodies (convert, annotate, sign, verify) keep both at their
  * own path (SuperDoc clients, curl, openapi-typescript) and are also registered at
  * `<path>/multipart` with only the multipart body and their own operationId, so every generator
  * reaches the multipart form (a caller's PKCS#12 file, image parts).

@@ -98,14 +98,14 @@ console.log(JSON.stringify(out));
 
 const HEY_API_PROGRAM = String.raw`
 import { client } from './hey/client.gen.js';
-import { annotate, annotateMultipart, convert, sign, signMultipart, verify, verifyMultipart } from './hey/sdk.gen.js';
+import { annotate, annotateMultipart, convertMultipart, sign, signMultipart, verify, verifyMultipart } from './hey/sdk.gen.js';
 import { auditTrail, base64Of, baseUrl, callerP12, DOCX, fail, fields, key, read, signer, template, unsigned, upload, type Narrow } from './shared.js';
 import { readFileSync } from 'node:fs';
 
 client.setConfig({ baseUrl, auth: key });
 const out: Record<string, unknown> = {};
 
-const converted = await convert({ query: { from: 'md', to: 'docx' }, body: { file: upload('md/pandoc-planets.md', 'text/markdown') }, parseAs: 'blob' });
+const converted = await convertMultipart({ query: { from: 'md', to: 'docx' }, body: { file: upload('md/pandoc-planets.md', 'text/markdown') }, parseAs: 'blob' });
 out.convert = await base64Of((converted.data as Blob | undefined) ?? fail('convert', converted.error));
 
 const annotatedJson = await annotate({ body: { document: { base64: read(template).toString('base64') }, fields } });

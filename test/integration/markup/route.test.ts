@@ -232,11 +232,11 @@ describe('POST /v1/convert: Markdown and HTML', () => {
     expect(warningsOf(res.headers).some((w) => /not valid UTF-8/.test(w))).toBe(true);
   });
 
-  it('binary garbage → 400 INVALID_FILE_FORMAT', async () => {
+  it('binary garbage → 415 UNSUPPORTED_MEDIA_TYPE naming the formats convert takes', async () => {
     const garbage = Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 7919 + 13) % 256));
     const res = await convert(garbage, 'mystery.bin', '?to=docx');
-    expect(res.statusCode).toBe(400);
+    expect(res.statusCode).toBe(415);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.json().code).toBe('INVALID_FILE_FORMAT');
+    expect(res.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', acceptedFormats: expect.arrayContaining(['md', 'html', 'docx']) });
   });
 });

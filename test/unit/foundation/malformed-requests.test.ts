@@ -198,8 +198,8 @@ describe('every route declares its body budget', () => {
     const small = await buildTestApp({ API_KEY_PEPPER: 'malformed-pepper-0123456789', MAX_FILE_BYTES: String(1024 * 1024), MULTIPART_FIELD_MAX_BYTES: '65536' });
     try {
       const smallKey = await issueTestKey(small.app, 'budget@example.com');
-      // convert: two files of MAX_FILE_BYTES and 1 MB of fields = 3 MB.
-      const big = Buffer.alloc(3 * 1024 * 1024 + 4096, 0x61);
+      // convert: two files of MAX_FILE_BYTES, 10 MB of the document's own files and 1 MB of fields = 13 MB.
+      const big = Buffer.alloc(13 * 1024 * 1024 + 4096, 0x61);
       const convert = await small.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${smallKey}`, 'content-type': 'multipart/form-data; boundary=x' }, payload: big });
       expect(convert.statusCode).toBe(413);
       expect(convert.json()).toMatchObject({ code: 'FILE_TOO_LARGE' });
