@@ -22,8 +22,9 @@ const ConvertQuery = Type.Object(
           description:
             'Source format. When absent it is detected from the content (never from the file name alone): PDF, OLE2 (doc, dot, xls, ppt), OOXML by its main content type, OpenDocument by its mimetype, RTF, WordPerfect; ' +
             'text is HTML when it starts with a tag, else the text format its file name says (txt, csv, md), else CSV when its lines split alike at one separator, else Markdown. ' +
-            'When given it must agree with the content (400 otherwise); for text it decides. Other formats: 415 with the list of accepted ones.',
-          examples: ['xlsx'],
+            'When given it must agree with the content (400 otherwise); for text it decides. Other formats: 415 with the list of accepted ones. Example: `xlsx`. ' +
+            // No schema example: Swagger UI would send it with every try-it-out request.
+            'Leave it empty in Swagger UI to have the format detected.',
         },
       ),
     ),

@@ -27,13 +27,13 @@ async function errorOf(promise: Promise<unknown>): Promise<DomainError> {
 }
 
 describe('convertDocxToPdf', () => {
-  it('passes a DOCX unchanged to the converter with the Word filter, markup, and nothing to refresh', async () => {
+  it('passes a DOCX unchanged to the converter with the Word filter in Writer, markup, and nothing to refresh (no PDF filter data unless asked)', async () => {
     const { calls, converter } = recordingConverter();
     const pdf = await convertDocxToPdf(converter, DOCX);
     expect(pdf.toString()).toBe('%PDF-1.7 fake');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.input).toBe(DOCX);
-    expect(calls[0]!.options).toEqual({ trackedChanges: 'markup', loadFilter: 'MS Word 2007 XML', inputExtension: 'docx', work: { fields: false, indexes: false }, stages: undefined });
+    expect(calls[0]!.options).toEqual({ application: 'writer', trackedChanges: 'markup', loadFilter: 'MS Word 2007 XML', inputExtension: 'docx', work: { fields: false, indexes: false }, stages: undefined });
   });
 
   it('resolves accept/reject in the OOXML: LibreOffice gets a document without revisions, in markup mode', async () => {

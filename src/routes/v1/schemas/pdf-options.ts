@@ -49,24 +49,38 @@ const SPECS: Record<keyof PdfExportOptions, OptionSpec> = {
 const BooleanText = StringEnum(['true', 'false']);
 const BooleanQuery = Type.Boolean();
 
+/**
+ * The example goes into the description, not the schema: Swagger UI pre-fills optional parameters with
+ * their schema examples and sends them. Multipart forms are worse: Swagger UI sends every text field
+ * with a sample value (the example, else the first enum value, else "string"). So each option's
+ * multipart field also takes the empty text, which means "not given" (as an HTML form sends an empty
+ * field), and lists it first: a try-it-out request asks for no option unless one is chosen.
+ */
 function schemaFor(spec: OptionSpec, part: 'query' | 'field'): TSchema {
-  const base = part === 'query' ? spec.query ?? (spec.kind === 'boolean' ? BooleanQuery : Type.String()) : spec.field ?? spec.query ?? BooleanText;
-  const example = part === 'field' ? String(spec.example) : spec.example;
-  return Type.Optional({ ...base, description: spec.description, examples: [example] } as TSchema);
+  const description = `${spec.description} Example: \`${String(spec.example)}\`.`;
+  if (part === 'query') return Type.Optional({ ...(spec.query ?? (spec.kind === 'boolean' ? BooleanQuery : Type.String())), description } as TSchema);
+  return Type.Optional({ ...emptyAllowed(spec.field ?? spec.query ?? BooleanText), description: `${description} Empty: not given.` } as TSchema);
 }
 
-const OUTPUT_FILENAME = { description: 'Name of the file in Content-Disposition (its extension is replaced by the output format’s); default: the upload’s name.', maxLength: 200 };
+/** A multipart field schema that also takes the empty text, offered first (enums) or as the example. */
+function emptyAllowed(schema: TSchema): TSchema {
+  if (Array.isArray(schema.enum)) return { ...schema, type: 'string', enum: ['', ...schema.enum.map(String)] } as TSchema;
+  if (typeof schema.pattern === 'string') return { ...schema, pattern: `^$|${schema.pattern}`, examples: [''] } as TSchema;
+  return { ...schema, examples: [''] } as TSchema;
+}
+
+const OUTPUT_FILENAME = { description: 'Name of the file in Content-Disposition (its extension is replaced by the output format’s); default: the upload’s name. Example: `Annual report`.', maxLength: 200 };
 
 /** Query parameter schemas, to spread into a route's querystring object. */
 export const PdfOptionQuery = {
   ...Object.fromEntries(Object.entries(SPECS).map(([name, spec]) => [name, schemaFor(spec, 'query')])),
-  outputFilename: Type.Optional(Type.String({ ...OUTPUT_FILENAME, examples: ['Annual report'] })),
+  outputFilename: Type.Optional(Type.String(OUTPUT_FILENAME)),
 } as unknown as Record<keyof PdfExportOptions | 'outputFilename', TOptional<TSchema>>;
 
 /** Multipart text field schemas, to spread into a route's multipart body object. */
 export const PdfOptionFields = {
   ...Object.fromEntries(Object.entries(SPECS).map(([name, spec]) => [name, schemaFor(spec, 'field')])),
-  outputFilename: Type.Optional(Type.String({ ...OUTPUT_FILENAME, examples: ['Annual report'] })),
+  outputFilename: Type.Optional(Type.String({ ...OUTPUT_FILENAME, description: `${OUTPUT_FILENAME.description} Empty: not given.`, examples: [''] })),
 } as unknown as Record<keyof PdfExportOptions | 'outputFilename', TOptional<TSchema>>;
 
 const NAMES = Object.keys(SPECS) as (keyof PdfExportOptions)[];
@@ -83,7 +97,7 @@ export function pdfOptionsFrom(query: Record<string, unknown>, fields: Record<st
   for (const name of [...NAMES, 'outputFilename'] as const) {
     const spec = name === 'outputFilename' ? ({ kind: 'string' } as OptionSpec) : SPECS[name];
     const inQuery = query[name] === undefined ? undefined : typed(spec, query[name]);
-    const inField = fields[name] === undefined ? undefined : typed(spec, fields[name]);
+    const inField = fields[name] === undefined || fields[name] === '' ? undefined : typed(spec, fields[name]);
     if (inQuery !== undefined && inField !== undefined && inQuery !== inField) {
       throw validationError(`${name} is given twice with different values (query ${String(inQuery)}, field ${String(inField)}); give it once.`, [{ field: name, issue: 'conflicting values' }]);
     }
