@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from '../../../src/routes/v1/schemas/pdf-options.js';
 
