@@ -81,11 +81,19 @@ export class PdfParser {
   private readRegular(): string {
     const start = this.pos;
     while (this.pos < this.limit && isRegular(this.data[this.pos]!)) this.pos++;
-    return Buffer.from(this.data.subarray(start, this.pos)).toString('latin1');
+    return latin1(this.data, start, this.pos);
   }
 
   private readName(): PdfName {
     this.pos++; // '/'
+    const start = this.pos;
+    let end = start;
+    while (end < this.limit && isRegular(this.data[end]!) && this.data[end] !== 0x23) end++;
+    if (end >= this.limit || !isRegular(this.data[end]!)) {
+      this.pos = end;
+      return new PdfName(latin1(this.data, start, end));
+    }
+    // A '#' escape: decoded byte by byte.
     const bytes = new ByteSink();
     while (this.pos < this.limit && isRegular(this.data[this.pos]!)) {
       const c = this.data[this.pos]!;
@@ -212,7 +220,7 @@ export class PdfParser {
       this.pos = save;
       return undefined;
     }
-    const gen = Number(Buffer.from(d.subarray(this.pos, p)).toString('latin1'));
+    const gen = Number(latin1(d, this.pos, p));
     let q = p;
     while (q < this.limit && isWhite(d[q]!)) q++;
     if (d[q] === 0x52 && (q + 1 >= this.limit || !isRegular(d[q + 1]!))) {
@@ -346,6 +354,19 @@ export class PdfParser {
 }
 
 const isKeyword = (t: Token, word: string) => t !== null && typeof t === 'object' && 'keyword' in t && t.keyword === word;
+
+/**
+ * The latin1 text of data[start, end) without copying the bytes; tokens are short, and for them a
+ * loop costs less than a native call (names and keywords were a tenth of verify's page walk).
+ */
+function latin1(data: Uint8Array, start: number, end: number): string {
+  if (end - start <= 32) {
+    let text = '';
+    for (let i = start; i < end; i++) text += String.fromCharCode(data[i]!);
+    return text;
+  }
+  return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString('latin1');
+}
 
 export function indexOf(data: Uint8Array, needle: string, from: number, to = data.length): number {
   const idx = Buffer.from(data.buffer, data.byteOffset, Math.min(to, data.length)).indexOf(needle, from, 'latin1');

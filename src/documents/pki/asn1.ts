@@ -58,15 +58,34 @@ export function derEncoding(block: asn1js.AsnType): Uint8Array | undefined {
     if (universal && (tagNumber === 2 || tagNumber === 10) && content.length > 1 && ((content[0] === 0 && content[1]! < 0x80) || (content[0] === 0xff && content[1]! >= 0x80))) return undefined;
   } else {
     if (universal && PRIMITIVE_ONLY.has(tagNumber)) return undefined;
-    const children: Uint8Array[] = [];
-    for (const child of block instanceof asn1js.Constructed ? block.valueBlock.value : []) {
-      if (child.idBlock.tagClass === 1 && child.idBlock.tagNumber === 0) continue; // end-of-contents of an indefinite length
-      const encoded = derEncoding(child);
-      if (!encoded) return undefined;
-      children.push(encoded);
-    }
-    if (universal && tagNumber === 17) children.sort(derOrder);
-    content = Buffer.concat(children);
+    const children = derContent(block, universal && tagNumber === 17);
+    if (!children) return undefined;
+    content = children;
   }
   return Buffer.concat([identifier, Buffer.from(lengthOctets(content.length)), content]);
+}
+
+/** The DER content octets of a constructed value: its elements' DER encodings, in DER order for a SET. */
+function derContent(block: asn1js.AsnType, isSet: boolean): Uint8Array | undefined {
+  const children: Uint8Array[] = [];
+  for (const child of block instanceof asn1js.Constructed ? block.valueBlock.value : []) {
+    if (child.idBlock.tagClass === 1 && child.idBlock.tagNumber === 0) continue; // end-of-contents of an indefinite length
+    const encoded = derEncoding(child);
+    if (!encoded) return undefined;
+    children.push(encoded);
+  }
+  if (isSet) children.sort(derOrder);
+  return Buffer.concat(children);
+}
+
+/**
+ * The DER encoding of a decoded [n] IMPLICIT SET OF as the universal SET OF it stands for (what
+ * RFC 5652 §5.4 signs for signed attributes): the same as derEncoding of the value re-tagged 0x31
+ * and decoded again, without decoding it again. Undefined when it is not a constructed value with a
+ * one-octet identifier, or has no DER form.
+ */
+export function derEncodingAsSet(block: asn1js.AsnType): Uint8Array | undefined {
+  if (!(block instanceof asn1js.Constructed) || !block.idBlock.isConstructed || block.idBlock.blockLength !== 1) return undefined;
+  const content = derContent(block, true);
+  return content && Buffer.concat([Uint8Array.of(0x31), Buffer.from(lengthOctets(content.length)), content]);
 }

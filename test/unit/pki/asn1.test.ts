@@ -6,7 +6,7 @@ import path from 'node:path';
 import * as asn1js from 'asn1js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeBer, derEncoding, elementLimit, MAX_ASN1_ELEMENTS } from '../../../src/documents/pki/asn1.js';
+import { decodeBer, derEncoding, derEncodingAsSet, elementLimit, MAX_ASN1_ELEMENTS } from '../../../src/documents/pki/asn1.js';
 import { parseCert } from '../../../src/documents/pki/certificates.js';
 import { checkSignedData } from '../../../src/documents/pki/cms/signed-data.js';
 import { readCrl } from '../../../src/documents/pki/revocation/evidence.js';
@@ -130,6 +130,21 @@ describe('DER encoding of a decoded value', () => {
       const ber = berOf(decodeBer(der).result, [...choices]);
       expect(Buffer.from(derEncoding(decodeBer(ber).result)!)).toEqual(Buffer.from(der));
       expect(Buffer.from(derEncoding(decodeBer(der).result)!)).toEqual(Buffer.from(der));
+    }), { numRuns: 300, seed: Number(process.env.FUZZ_SEED ?? 22) });
+  });
+
+  it('gives the DER of an [0] IMPLICIT SET OF as the SET OF it stands for, as re-tagging and decoding again does (signed attributes)', () => {
+    fc.assert(fc.property(node(4), fc.array(fc.nat(), { maxLength: 200 }), (tree, choices) => {
+      const der = derEncoding(decodeBer(tree.toBER()).result)!;
+      const ber = Buffer.from(berOf(decodeBer(der).result, [...choices]));
+      if ((ber[0]! & 0x20) === 0 || (ber[0]! & 0x1f) === 0x1f) return; // a primitive or a multi-octet identifier
+      const implicit = Buffer.from(ber);
+      implicit[0] = 0xa0;
+      const set = Buffer.from(ber);
+      set[0] = 0x31;
+      const expected = derEncoding(decodeBer(set).result);
+      const got = derEncodingAsSet(decodeBer(implicit).result);
+      expect(got && Buffer.from(got)).toEqual(expected && Buffer.from(expected));
     }), { numRuns: 300, seed: Number(process.env.FUZZ_SEED ?? 22) });
   });
 

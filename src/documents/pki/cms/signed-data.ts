@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { decodeBer, derEncoding } from '../asn1.js';
+import { decodeBer, derEncoding, derEncodingAsSet } from '../asn1.js';
 import {
   OID_NAMES,
   WEAK_HASHES,
@@ -80,6 +80,8 @@ function rawCertificates(signedDataAsn1: asn1js.AsnType): Uint8Array[] {
 /** What the checks need of a SignedData. */
 interface SignedDataParts {
   signerInfos: pkijs.SignerInfo[];
+  /** The decoded tree of each SignerInfo, when read from SignedData's shape. */
+  signerInfoTrees?: asn1js.AsnType[];
   encapContentInfo: pkijs.EncapsulatedContentInfo;
   certificates: Cert[];
 }
@@ -123,7 +125,7 @@ function readSignedDataShape(asn1: asn1js.AsnType): SignedDataParts | undefined 
     const signerInfos = signerSet.valueBlock.value.map((schema) => new pkijs.SignerInfo({ schema }));
     const encapContentInfo = new pkijs.EncapsulatedContentInfo({ schema: encap });
     const certificates = (certSet?.valueBlock.value ?? []).flatMap((el) => parseCert(bytesOf(el.valueBeforeDecodeView), new pkijs.Certificate({ schema: el })) ?? []);
-    return { signerInfos, encapContentInfo, certificates };
+    return { signerInfos, signerInfoTrees: signerSet.valueBlock.value, encapContentInfo, certificates };
   } catch {
     return undefined;
   }
@@ -211,6 +213,19 @@ function archivedRevocation(signerInfo: pkijs.SignerInfo, signedDataAsn1: asn1js
   return { ocsps, crls };
 }
 
+/**
+ * The DER encoding of the signed attributes from the SignerInfo's decoded tree (its [0] after
+ * digestAlgorithm), when that element is byte for byte what pkijs read as the signed attributes
+ * (`transmitted`, re-tagged SET OF); undefined otherwise (the caller decodes `transmitted` again).
+ */
+function signedAttributesDer(signerInfoTree: asn1js.AsnType | undefined, transmitted: Uint8Array): Uint8Array | undefined {
+  const attrs = signerInfoTree instanceof asn1js.Sequence ? signerInfoTree.valueBlock.value[3] : undefined;
+  if (!isContextTag(attrs, 0)) return undefined;
+  const original = attrs.valueBeforeDecodeView;
+  if (original.length !== transmitted.length || transmitted[0] !== 0x31 || !sameBytes(original.subarray(1), transmitted.subarray(1))) return undefined;
+  return derEncodingAsSet(attrs);
+}
+
 function rsaKeyBits(cert: Cert): number | undefined {
   const details = cert.x509.publicKey.asymmetricKeyDetails;
   return cert.x509.publicKey.asymmetricKeyType === 'rsa' ? details?.modulusLength : undefined;
@@ -286,7 +301,7 @@ export function checkSignedData(cms: Uint8Array, digestContent: ContentDigester)
       // RFC 5652 §5.4: the signature covers the DER encoding of the signed attributes, whatever was transmitted.
       const key = check.signerCert.x509.publicKey;
       const transmitted = bytesOf(signerInfo.signedAttrs.encodedValue);
-      const der = derEncoding(decodeBer(transmitted).result);
+      const der = signedAttributesDer(signedData.signerInfoTrees?.[0], transmitted) ?? derEncoding(decodeBer(transmitted).result);
       check.cryptoValid = !!der && verifySignature(scheme, key, der, check.signatureValue);
       if (!check.cryptoValid && !(der && sameBytes(der, transmitted)) && verifySignature(scheme, key, transmitted, check.signatureValue)) {
         check.nonDerAttributes = 'the signature covers signed attributes that are not DER-encoded (their SET is not in DER order or not in its shortest form): RFC 5652 requires the DER encoding';
