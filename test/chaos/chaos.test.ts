@@ -187,11 +187,19 @@ describe('chaos under mixed traffic', () => {
     await sleep(4_000);
 
     phase = 'bridge killed';
-    const bridges = descendants(service!.pid).filter((p) => /^\S*python3?\s+\S*uno-bridge\.py/.test(p.args));
-    expect(bridges.length).toBeGreaterThan(0);
-    const secondSlot = slotOf(bridges[0]!.pid);
-    expect(secondSlot.some((p) => /soffice\.bin/.test(p.args))).toBe(true);
-    process.kill(bridges[0]!.pid, 'SIGKILL');
+    // A bridge serving a live soffice: on a loaded machine the slot whose soffice was killed may
+    // still be starting its replacement (a bridge without its soffice yet), so wait for one.
+    const liveBridge = async (): Promise<number> => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(250)) {
+        const bridges = descendants(service!.pid).filter((p) => /^\S*python3?\s+\S*uno-bridge\.py/.test(p.args));
+        const serving = bridges.find((b) => slotOf(b.pid).some((p) => /soffice\.bin/.test(p.args)));
+        if (serving) return serving.pid;
+      }
+      throw new Error('no bridge with a live soffice within 60 s');
+    };
+    const bridge = await liveBridge();
+    const secondSlot = slotOf(bridge);
+    process.kill(bridge, 'SIGKILL');
     await sleep(4_000);
 
     phase = 'redis down';
