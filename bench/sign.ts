@@ -13,6 +13,7 @@
  * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
  * runs bare @signpdf in this process at the same concurrencies for comparison.
  */
+import { textPdf } from './support/text-pdf.js';
 import { measure as measureLatency } from './lib/measure.js';
 import { execFileSync } from 'node:child_process';
 import { createHash, sign as cryptoSign } from 'node:crypto';
@@ -23,7 +24,6 @@ import { parseArgs } from 'node:util';
 import { plainAddPlaceholder } from '@signpdf/placeholder-plain';
 import { P12Signer } from '@signpdf/signer-p12';
 import { SignPdf } from '@signpdf/signpdf';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { WorkerPool } from '../src/compute/worker-pool.js';
 import { parsePkcs12, toPortable } from '../src/documents/sign/identity.js';
 import { signPdfReport } from '../src/documents/sign/sign-pdf.js';
@@ -35,21 +35,6 @@ const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 
 const docx = values.docx ? readFileSync(values.docx) : undefined;
 const iterations = Number(values.iterations);
 
-async function buildPdf(pages: number, linesPerPage: number): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let p = 0; p < pages; p++) {
-    const page = doc.addPage([595, 842]);
-    // One font resource per page, as real documents have: passing `font` to every drawText would
-    // add a new resource name per call (17 000 of them), which no real PDF looks like.
-    page.setFont(font);
-    page.setFontSize(8);
-    for (let l = 0; l < linesPerPage; l++) {
-      page.drawText(`Page ${p + 1} line ${l + 1}: ${Math.random().toString(36).repeat(4)}`, { x: 30, y: 800 - (l % 70) * 11 });
-    }
-  }
-  return Buffer.from(await doc.save({ useObjectStreams: false }));
-}
 
 const dir = mkdtempSync(path.join(tmpdir(), 'docproc-bench-sign-'));
 execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${dir}/k.pem`, '-out', `${dir}/c.pem`, '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
@@ -58,8 +43,8 @@ const p12 = readFileSync(`${dir}/b.p12`);
 rmSync(dir, { recursive: true, force: true });
 const identity = parsePkcs12(p12, 'bench');
 
-const small = await buildPdf(1, 20);
-const large = await buildPdf(50, 940);
+const small = await textPdf(1, 20);
+const large = await textPdf(50, 940);
 const request: SignRequest = {
   signer: { name: 'Bench Signer', email: 'bench@example.com' },
   auditTrail: [{ type: 'submit', timestamp: new Date().toISOString() }],

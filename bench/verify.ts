@@ -12,13 +12,13 @@
  * DOCX), or with --url/--key the same files POSTed to /v1/verify.
  *   npx tsx bench/verify.ts [--iterations 200] [--part 1|2] [--url http://localhost:3000 --key <api key>]
  */
+import { textPdf } from './support/text-pdf.js';
 import { createHash, createSign, createVerify } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { measure as measureLatency } from './lib/measure.js';
 import { WorkerPool } from '../src/compute/worker-pool.js';
 import { verifyPdf, type DocxVerifyReport, type VerifyReport } from '../src/documents/verify/index.js';
@@ -36,22 +36,6 @@ const iterations = Number(values.iterations);
 const measure = (label: string, concurrency: number, run: () => Promise<unknown> | unknown) =>
   measureLatency(label, concurrency, run, { iterations, unit: 'req' });
 
-/**
- * Text pages written by pdf-lib without object streams (a classic xref table): `pages` pages of
- * `linesPerPage` lines (50 × 940 is the 1 MB file of bench/sign.ts and issue 27; 1 160 × 30 about the
- * same size spread over many small objects).
- */
-async function textPdf(pages: number, linesPerPage: number): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let p = 0; p < pages; p++) {
-    const page = doc.addPage([595, 842]);
-    page.setFont(font);
-    page.setFontSize(8);
-    for (let l = 0; l < linesPerPage; l++) page.drawText(`Page ${p + 1} line ${l + 1}: ${Math.random().toString(36).repeat(4)}`, { x: 30, y: 800 - (l % 70) * 11 });
-  }
-  return Buffer.from(await doc.save({ useObjectStreams: false }));
-}
 
 /** One page drawing a 1 MB image stream (few objects, one large stream). */
 function imagePdf(imageBytes: number): Buffer {

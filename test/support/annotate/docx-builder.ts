@@ -97,7 +97,8 @@ export function textBox(content: string): string {
     `<mc:Fallback><w:t>[text box]</w:t></mc:Fallback></mc:AlternateContent></w:r></w:p>`;
 }
 
-function chunk(type: string, data: Buffer): Buffer {
+/** One PNG chunk: length, type, data, CRC. */
+export function pngChunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(data.length);
   const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
@@ -116,7 +117,7 @@ export function pngImage(width: number, height: number, rgb: [number, number, nu
   const rowBytes = Buffer.alloc(1 + width * 3);
   for (let x = 0; x < width; x++) rowBytes.set(rgb, 1 + x * 3);
   const raw = Buffer.concat(Array.from({ length: height }, () => rowBytes));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]);
 }
 
 /** A 1×1 GIF header (enough for size sniffing) with the given logical size. */

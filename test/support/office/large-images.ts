@@ -1,6 +1,6 @@
-import { createDeflate, crc32 } from 'node:zlib';
+import { createDeflate } from 'node:zlib';
 import PizZip from 'pizzip';
-import { buildDocx } from '../annotate/docx-builder.js';
+import { buildDocx, pngChunk } from '../annotate/docx-builder.js';
 
 /**
  * A small DOCX that costs LibreOffice a lot of memory: `count` solid-colour PNGs of `side` × `side`
@@ -26,15 +26,6 @@ function inlinePicture(i: number): string {
   return `<w:p><w:r><w:drawing><wp:inline><wp:extent cx="1800000" cy="1800000"/><wp:docPr id="${i + 1}" name="p${i}"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">` +
     `<pic:pic><pic:nvPicPr><pic:cNvPr id="${i + 1}" name="p${i}.png"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip r:embed="rIdImg${i}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
     `<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="1800000" cy="1800000"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`;
-}
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body) >>> 0);
-  return Buffer.concat([length, body, crc]);
 }
 
 /** A solid RGB PNG, deflated a row at a time (the raw image is never held whole). */
