@@ -1,5 +1,6 @@
 import type { DocumentWork } from '../../office/bridge-protocol.js';
 import type { TrackedChangesMode } from '../../office/index.js';
+import { csvSeparator } from '../../inputs/detect-format.js';
 import { ODF_FORMATS, OOXML_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
 import { OpcPackage } from '../ooxml/package.js';
 import { scrubPackage } from '../ooxml/scrub.js';
@@ -7,6 +8,7 @@ import { resolveTrackedChanges } from '../ooxml/tracked-changes.js';
 import { readZip } from '../ooxml/zip/read.js';
 import { documentWork } from './document-work.js';
 import { assertLayoutBudget } from './layout-budget.js';
+import { assertCsvStructure, assertOdfStructure, assertOoxmlStructure } from './structure-budget.js';
 
 /** A document made ready for LibreOffice, and what LibreOffice still has to do to it. */
 export interface PreparedDocx {
@@ -19,29 +21,42 @@ export interface PreparedDocx {
 }
 
 const WORD_FORMATS: ReadonlySet<DocumentFormat> = new Set(['docx', 'docm', 'dotx']);
+const KIND: Partial<Record<DocumentFormat, 'sheets' | 'slides'>> = { xlsx: 'sheets', xlsm: 'sheets', ods: 'sheets', pptx: 'slides', odp: 'slides' };
 const NOTHING_TO_REFRESH: DocumentWork = { fields: false, indexes: false };
 
 /**
  * Reads an OOXML package (DOCX, DOCM, DOTX, XLSX, XLSM, PPTX) once: refuses zip bombs, encrypted
- * packages and tables LibreOffice cannot lay out in time or memory (layout-budget.ts); removes
+ * packages, tables LibreOffice cannot lay out in time or memory (layout-budget.ts) and spreadsheets
+ * or presentations past their cell, area, slide or shape budget (structure-budget.ts); removes
  * references to outside content (ooxml/scrub.ts: external links, OLE links, SVG references); for
  * Word documents with `accept`/`reject` resolves tracked changes in the OOXML so LibreOffice never
  * sees them; and tells what else the document needs (document-work.ts). An OpenDocument package
- * gets the ZIP guard (its bytes are not rewritten); other formats go to LibreOffice as they are
- * (their import filters read them inside the jail). CPU-bound and input-sized: it runs in a worker
+ * gets the ZIP guard and, for ODS/ODP, the structure budget (its bytes are not rewritten); a CSV's
+ * cells are counted on its text; other formats go to LibreOffice as they are (their import filters
+ * read them inside the jail). CPU-bound and input-sized: it runs in a worker
  * thread (workers/docx-pdf.ts).
  */
 export function prepareForPdf(input: Uint8Array, format: DocumentFormat, mode: TrackedChangesMode): PreparedDocx {
   const started = performance.now();
   const buffer = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   if (ODF_FORMATS.has(format)) {
-    readZip(buffer);
+    const entries = readZip(buffer);
+    const kind = KIND[format];
+    if (kind) assertOdfStructure(entries, kind);
     return { work: format === 'odt' || format === 'ott' ? undefined : NOTHING_TO_REFRESH, timings: { guards: performance.now() - started } };
+  }
+  if (format === 'csv') {
+    const text = buffer.toString('utf8');
+    // The separator convert.ts gives Calc (filterOptionsFor), found the same way.
+    assertCsvStructure(text, csvSeparator(buffer.subarray(0, 64 * 1024).toString('utf8')) ?? 44);
+    return { timings: { guards: performance.now() - started } };
   }
   if (!OOXML_FORMATS.has(format)) return { timings: { guards: 0 } };
   const word = WORD_FORMATS.has(format);
   const pkg = OpcPackage.open(buffer, { tolerant: true, mainPart: word ? undefined : null });
   assertLayoutBudget(pkg);
+  const kind = KIND[format];
+  if (kind) assertOoxmlStructure(pkg, kind);
   const scrubbed = scrubPackage(pkg);
   const guards = performance.now() - started;
   let resolved = 0;
