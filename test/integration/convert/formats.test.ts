@@ -53,6 +53,9 @@ const CASES: [string, () => string, number][] = [
   ['pandoc-writer.pptx', () => ooxmlText(fixture('pandoc-writer.pptx')), 0.75],
   ['pandoc-writer.ppt', () => ooxmlText(fixture('pandoc-writer.pptx')), 0.75],
   ['pandoc-writer.odp', () => odfText(fixture('pandoc-writer.odp')), 0.75],
+  // Independent files (not made here): StarOffice 8 documents from LibreOffice's SDK examples.
+  ['sdk-ToDo.ods', () => odfText(fixture('sdk-ToDo.ods')), 0.85],
+  ['sdk-SimplePresentation.odp', () => odfText(fixture('sdk-SimplePresentation.odp')), 0.75],
 ];
 
 describe('POST /v1/convert: every format LibreOffice reads, to PDF', () => {

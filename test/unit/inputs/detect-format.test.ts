@@ -32,6 +32,8 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'pandoc-writer.ppt': 'ppt',
   'pandoc-writer.pptx': 'pptx',
   'pandoc-writer.odp': 'odp',
+  'sdk-SimplePresentation.odp': 'odp',
+  'sdk-ToDo.ods': 'ods',
 };
 
 function errorOf(run: () => unknown): { status?: number; code?: string; message: string; extensions?: Record<string, unknown> } {
