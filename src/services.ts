@@ -189,4 +189,20 @@ export function describeSetup(services: Services, log: FastifyBaseLogger) {
   if (services.mailer.kind === 'log') log.warn('SMTP_URL not set: verification mails are written to this log (dev outbox)');
   if (config.pepperIsDefault) log.warn('API_KEY_PEPPER not set: using the development pepper; set a secret in production');
   if (config.outboundAllowPrivateAddresses) log.warn('OUTBOUND_ALLOW_PRIVATE_ADDRESSES=true: URL inputs, remote images and the TSA may reach private and loopback addresses');
+  for (const message of remoteInputNotices(config)) log.warn(message);
+}
+
+/**
+ * ALLOW_URL_INPUTS and REMOTE_IMAGE_HOSTS are inputs to one remote-input policy (src/inputs/remote-inputs.ts)
+ * since issue 23; each now reaches the operation it did not before, which start-up says (nothing silent).
+ */
+export function remoteInputNotices(config: Config): string[] {
+  const notices: string[] = [];
+  if (config.urlInputs.allowed) {
+    notices.push('ALLOW_URL_INPUTS=true: caller-given URLs are fetched from any public host — documents, annotate images and (one remote-input policy) Markdown/HTML images too');
+  }
+  if (config.remoteImageHosts.length > 0) {
+    notices.push(`REMOTE_IMAGE_HOSTS=${config.remoteImageHosts.join(',')}: images from these hosts are fetched for Markdown/HTML conversions and (one remote-input policy) annotate image fields too`);
+  }
+  return notices;
 }

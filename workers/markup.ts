@@ -1,15 +1,22 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { Warning } from '../src/documents/warnings.js';
+import { portCaller } from '../src/compute/port-call.js';
 import { envelopeTask } from '../src/compute/task-envelope.js';
 import { htmlToDocx as convertHtml } from '../src/documents/html/index.js';
 import { markdownToDocx as convertMarkdown } from '../src/documents/markdown/index.js';
-import type { ConversionLimits } from '../src/documents/model/types.js';
+import type { ConversionLimits, ConversionResult, MarkupOptions, RemoteImage } from '../src/documents/model/types.js';
 
 /** Worker tasks for Markdown/HTML → DOCX. Input and output are structured-clonable. */
 export interface MarkupTaskInput {
   source: Uint8Array;
   reference?: Uint8Array;
   limits: ConversionLimits;
-  remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
+  /**
+   * Where the engine asks for its http(s) images: a port to the operation on the main thread, which
+   * fetches them under src/inputs/remote-inputs.ts (port-call.ts; the worker does no network I/O).
+   * Absent: no image is fetched.
+   */
+  remoteImages?: MessagePort;
   /** Files sent with the document, by normalised name. */
   files?: [string, Uint8Array][];
 }
@@ -24,6 +31,16 @@ const toOutput = ({ docx, warnings }: { docx: Buffer; warnings: Warning[] }): Ma
   warnings,
 });
 
-export const markdownToDocx = envelopeTask(async (input: MarkupTaskInput) => toOutput(await convertMarkdown(input.source, input)));
+/** Runs an engine with the task's port as its RemoteImageSource, closing the port when it ends. */
+async function withRemoteImages(input: MarkupTaskInput, convert: (source: Uint8Array, options: MarkupOptions) => Promise<ConversionResult>) {
+  const caller = input.remoteImages && portCaller<string[], RemoteImage[]>(input.remoteImages);
+  try {
+    return toOutput(await convert(input.source, { ...input, remoteImages: caller && { fetch: caller.call } }));
+  } finally {
+    caller?.close();
+  }
+}
 
-export const htmlToDocx = envelopeTask(async (input: MarkupTaskInput) => toOutput(await convertHtml(input.source, input)));
+export const markdownToDocx = envelopeTask((input: MarkupTaskInput) => withRemoteImages(input, convertMarkdown));
+
+export const htmlToDocx = envelopeTask((input: MarkupTaskInput) => withRemoteImages(input, convertHtml));

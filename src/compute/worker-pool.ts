@@ -1,3 +1,4 @@
+import type { TransferListItem } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
@@ -90,13 +91,15 @@ export class WorkerPool {
   /**
    * Runs a task for `job`'s caller: 503 + Retry-After when the queue is full or no thread frees up
    * within queueWaitMs, 504 when the task itself runs past taskTimeoutMs (counted from its start, so
-   * callers queued behind a slow task are not charged for it).
+   * callers queued behind a slow task are not charged for it). `transferList`: MessagePorts in
+   * `input` (port-call.ts), moved to the worker.
    */
-  async run<I, O>(task: string, input: I, job?: JobContext): Promise<O> {
+  async run<I, O>(task: string, input: I, job?: JobContext, transferList?: TransferListItem[]): Promise<O> {
     await this.admission.admit(job);
     let envelope: TaskEnvelope<O>;
     try {
-      envelope = (await this.piscina.run({ task, input }, { signal: AbortSignal.timeout(this.taskTimeoutMs) })) as TaskEnvelope<O>;
+      const options = { signal: AbortSignal.timeout(this.taskTimeoutMs), ...(transferList ? { transferList: transferList as never } : {}) };
+      envelope = (await this.piscina.run({ task, input }, options)) as TaskEnvelope<O>;
     } catch (err) {
       if (this.closing) throw serviceBusy('The task was stopped because this instance is shutting down; retry on another instance.', 1);
       if (err instanceof Error && /queue is at limit|no task queue available/i.test(err.message)) {

@@ -1,5 +1,5 @@
-import { DomainError, ErrorCode, fileTooLarge, validationError } from '../errors/domain-error.js';
-import { safeFetch } from './safe-fetch.js';
+import { fileTooLarge, validationError } from '../errors/domain-error.js';
+import { RemoteInputs } from './remote-inputs.js';
 
 /** `{ base64 }` or `{ url }`, the SuperDoc API's way to pass a document in JSON. */
 export type DocumentSource = { base64: string; url?: undefined } | { url: string; base64?: undefined };
@@ -9,6 +9,7 @@ export interface UrlInputPolicy {
   allowHttp: boolean;
   maxBytes: number;
   timeoutMs: number;
+  allowPrivateAddresses?: boolean;
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
@@ -45,14 +46,12 @@ export function decodeBase64(value: string, field: string, maxBytes: number): Bu
   return data;
 }
 
-/** Turns a document source into bytes, fetching URLs only when the operator allows it. */
+/** Turns a document source into bytes, fetching URLs only when the operator allows it (remote-inputs.ts decides). */
 export async function loadDocumentSource(source: DocumentSource, policy: UrlInputPolicy, field = 'document'): Promise<Buffer> {
   if (typeof source.base64 === 'string') return decodeBase64(source.base64, `${field}.base64`, policy.maxBytes);
   if (typeof source.url === 'string') {
-    if (!policy.allowed) {
-      throw new DomainError(ErrorCode.URL_NOT_ALLOWED, 'Documents by URL are disabled on this service (ALLOW_URL_INPUTS); send the document as base64 or as a multipart file.');
-    }
-    return safeFetch(source.url, policy);
+    const { allowed, allowHttp, maxBytes, timeoutMs, allowPrivateAddresses = false } = policy;
+    return new RemoteInputs({ anyHost: allowed, allowHttp, imageHosts: [], allowPrivateAddresses, maxBytes, timeoutMs }).fetchDocument(source.url);
   }
   throw validationError(`${field} needs either base64 or url.`, [{ field, issue: 'must have base64 or url' }]);
 }

@@ -16,12 +16,22 @@ export interface SafeFetchOptions {
   maxBytes: number;
   timeoutMs: number;
   maxRedirects?: number;
-  /** Host allow-list applied to the first URL and to every redirect target (absent: any public host). */
-  isHostAllowed?: (hostname: string) => boolean;
+  /**
+   * Host allow-list applied to the first URL and to every redirect target (absent: any public host).
+   * `protocol` ('http:' or 'https:') lets a policy allow http for some hosts only.
+   */
+  isHostAllowed?: (hostname: string, protocol: string) => boolean;
+  /**
+   * Bytes shared by several fetches (one request's remote inputs): every chunk received is taken
+   * from `left`, and a fetch that would take it below zero fails with FILE_TOO_LARGE and `message`.
+   */
+  sharedBytes?: { left: number; message: string };
   /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES: also reach private and loopback addresses (on-premise TSA/OCSP, test PKIs). */
   allowPrivateAddresses?: boolean;
   /** Test seam: decides whether an address may be reached. Defaults to public addresses only. */
   isAddressAllowed?: (address: string, family: number) => boolean;
+  /** What the URL holds, as a size refusal names it (default 'document'). */
+  what?: string;
   method?: 'GET' | 'POST';
   body?: Buffer;
   headers?: Record<string, string>;
@@ -82,7 +92,7 @@ function checkUrl(raw: string, options: SafeFetchOptions, isAllowed: (a: string,
   }
   if (url.username || url.password) throw notAllowed('URLs with credentials are not accepted.');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (options.isHostAllowed && !options.isHostAllowed(host)) throw notAllowed('The URL (or a redirect) leads to a host that is not allowed.');
+  if (options.isHostAllowed && !options.isHostAllowed(host, url.protocol)) throw notAllowed('The URL (or a redirect) leads to a host that is not allowed.');
   const family = isIP(host);
   if (family && !isAllowed(host, family)) throw notAllowed('The URL points to a private or reserved address.');
   return url;
@@ -104,17 +114,19 @@ function requestOnce(url: URL, options: SafeFetchOptions, deadline: number): Pro
         return resolve({ status, location: res.headers.location, body: Buffer.alloc(0) });
       }
       const declared = Number(res.headers['content-length'] ?? 0);
-      if (declared > options.maxBytes) {
+      const shared = options.sharedBytes;
+      if (declared > options.maxBytes || (shared && declared > shared.left)) {
         req.destroy();
-        return reject(fileTooLarge(`The document at the URL is larger than ${options.maxBytes} bytes.`));
+        return reject(fileTooLarge(declared > options.maxBytes ? `The ${options.what ?? 'document'} at the URL is larger than ${options.maxBytes} bytes.` : shared!.message));
       }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > options.maxBytes) {
+        if (shared) shared.left -= chunk.length;
+        if (size > options.maxBytes || (shared && shared.left < 0)) {
           req.destroy();
-          reject(fileTooLarge(`The document at the URL is larger than ${options.maxBytes} bytes.`));
+          reject(fileTooLarge(size > options.maxBytes ? `The ${options.what ?? 'document'} at the URL is larger than ${options.maxBytes} bytes.` : shared!.message));
           return;
         }
         chunks.push(chunk);

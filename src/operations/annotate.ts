@@ -2,10 +2,9 @@ import type { JobContext } from '../compute/fair-queue.js';
 import { collectRemoteImageUrls, type AnnotateField, type AnnotateOptions } from '../documents/annotate/index.js';
 import type { PdfExportOptions } from '../documents/docx-pdf/index.js';
 import type { Warning } from '../documents/warnings.js';
-import { DomainError, ErrorCode, validationError } from '../errors/domain-error.js';
+import { ErrorCode, validationError } from '../errors/domain-error.js';
 import { detectFormat } from '../inputs/detect-format.js';
-import { safeFetch } from '../inputs/safe-fetch.js';
-import { asBuffer, documentBytes, type DocumentInput, type OperationDeps } from './deps.js';
+import { asBuffer, documentBytes, remoteInputsOf, type DocumentInput, type OperationDeps } from './deps.js';
 
 const TEMPLATE_FORMATS = ['docx'] as const;
 
@@ -26,7 +25,7 @@ export interface AnnotatedDocument {
   warnings: Warning[];
 }
 
-/** Annotate: fetch the fields' remote images, fill the template on a worker, and render it for to=pdf. */
+/** Annotate: fetch images then fill (the template on a worker), and render it for to=pdf. */
 export async function annotateDocument(deps: OperationDeps, input: AnnotateInput, job?: JobContext): Promise<AnnotatedDocument> {
   if (input.pdf && input.to !== 'pdf') throw validationError('The PDF options apply to PDF output (to=pdf).', [{ field: 'querystring.to', issue: 'PDF options given' }]);
   // Before any work whose result would only be rendered.
@@ -40,13 +39,21 @@ export async function annotateDocument(deps: OperationDeps, input: AnnotateInput
   return { document, warnings: result.warnings };
 }
 
-/** Fetches caller-given image URLs under the same SSRF rules as documents, when URLs are allowed. */
+/**
+ * Fetch images then fill, its first step: the fields' image URLs, fetched under the one remote-input
+ * policy (src/inputs/remote-inputs.ts: hosts, schemes, count, bytes, deadline) before the worker fills
+ * the template. Annotate cannot leave an image out, so the first refusal is the answer: refusals by
+ * rule or count before anything is fetched, then the first URL (in order) that could not be had.
+ */
 async function fetchRemoteImages(deps: OperationDeps, urls: string[]): Promise<Record<string, Buffer>> {
   if (urls.length === 0) return {};
-  const policy = deps.config.urlInputs;
-  if (!policy.allowed) {
-    throw new DomainError(ErrorCode.URL_NOT_ALLOWED, 'Images by URL are disabled on this service (ALLOW_URL_INPUTS); send them as base64, data: URIs or multipart parts (cid:).');
+  const request = remoteInputsOf(deps.config).imageRequest();
+  const refusal = request.firstRefusal(urls);
+  if (refusal) throw refusal;
+  const images: Record<string, Buffer> = {};
+  for (const result of await request.fetch(urls)) {
+    if ('error' in result) throw result.error;
+    images[result.url] = result.bytes;
   }
-  const entries = await Promise.all(urls.map(async (url) => [url, await safeFetch(url, policy)] as const));
-  return Object.fromEntries(entries);
+  return images;
 }

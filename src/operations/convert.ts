@@ -6,7 +6,8 @@ import { attachedFileMap, type AttachedFile } from '../documents/model/attached-
 import { detectFormat } from '../inputs/detect-format.js';
 import { OFFICE_FORMATS, type DocumentFormat } from '../inputs/formats.js';
 import type { TrackedChangesMode } from '../office/index.js';
-import { asBuffer, type OperationDeps } from './deps.js';
+import type { RemoteImageSource } from '../documents/model/types.js';
+import { asBuffer, remoteInputsOf, type OperationDeps } from './deps.js';
 
 /** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
 export const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
@@ -38,7 +39,26 @@ export interface ConvertedDocument {
   warnings: Warning[];
 }
 
-/** Convert: an office document rendered to PDF, or markup (md/html) to DOCX and then, for to=pdf, rendered. */
+/**
+ * Fetch images then render markup, its image step: the engine (on a worker) asks for the document's
+ * http(s) images once it has read them, and they are fetched here, under the one remote-input policy
+ * (src/inputs/remote-inputs.ts) shared with annotate. A refused or failed image is the engine's
+ * IMAGE_NOT_EMBEDDED warning, naming the policy's reason; the alt text stands in.
+ */
+function markupImageFetcher(deps: OperationDeps): RemoteImageSource {
+  const request = remoteInputsOf(deps.config).imageRequest();
+  return {
+    async fetch(urls) {
+      const byUrl = new Map((await request.fetch(urls)).map((result) => [result.url, result]));
+      return urls.map((url) => {
+        const result = byUrl.get(url)!;
+        return 'error' in result ? { refused: result.error.message } : { bytes: new Uint8Array(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength) };
+      });
+    },
+  };
+}
+
+/** Convert: an office document rendered to PDF, or markup (md/html) to DOCX (fetch images then render markup) and then, for to=pdf, rendered. */
 export async function convertDocument(deps: OperationDeps, input: ConvertInput, job?: JobContext): Promise<ConvertedDocument> {
   const { to, pdf } = input;
   const from = detectFormat(input.file, CONVERTIBLE_FORMATS, { declared: input.from, filename: input.filename });
@@ -59,7 +79,7 @@ export async function convertDocument(deps: OperationDeps, input: ConvertInput, 
     source: input.file,
     reference: input.reference,
     limits: { maxBytes: deps.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
-    remoteImages: { allowHosts: deps.config.remoteImageHosts, allowPrivateAddresses: deps.config.outboundAllowPrivateAddresses },
+    remoteImages: markupImageFetcher(deps),
     files,
   }, job);
   const docx = asBuffer(result.docx);

@@ -5,6 +5,7 @@ import type { PortableAnchor } from '../documents/pki/trust.js';
 import type { PortableIdentity, SigningIdentity } from '../documents/sign/identity.js';
 import { loadDocumentSource, type DocumentSource } from '../inputs/document-source.js';
 import type { DocumentFormat } from '../inputs/formats.js';
+import { RemoteInputs } from '../inputs/remote-inputs.js';
 import type { TrackedChangesMode } from '../office/index.js';
 import type { ConversionStages } from '../office/stages.js';
 import type { DocumentWorkers } from './document-workers.js';
@@ -48,3 +49,14 @@ export const documentBytes = (input: DocumentInput, deps: OperationDeps): Promis
   Buffer.isBuffer(input) ? input : loadDocumentSource(input, deps.config.urlInputs);
 
 export const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** The one remote-input policy (src/inputs/remote-inputs.ts) from the configuration: ALLOW_URL_INPUTS, ALLOW_HTTP_URL_INPUTS, REMOTE_IMAGE_HOSTS, URL_INPUT_*, OUTBOUND_ALLOW_PRIVATE_ADDRESSES. */
+export const remoteInputsOf = (config: Config): RemoteInputs =>
+  new RemoteInputs({
+    anyHost: config.urlInputs.allowed,
+    allowHttp: config.urlInputs.allowHttp,
+    imageHosts: config.remoteImageHosts,
+    allowPrivateAddresses: config.outboundAllowPrivateAddresses,
+    maxBytes: config.urlInputs.maxBytes,
+    timeoutMs: config.urlInputs.timeoutMs,
+  });

@@ -1,4 +1,6 @@
 import type { JobContext } from '../compute/fair-queue.js';
+import { servePort } from '../compute/port-call.js';
+import type { RemoteImage, RemoteImageSource } from '../documents/model/types.js';
 import type { TaskEnvelope } from '../compute/task-envelope.js';
 import type { WorkerPool } from '../compute/worker-pool.js';
 import type * as tasks from '../../workers/index.js';
@@ -17,13 +19,22 @@ export type TaskOutput<K extends TaskName> = Tasks[K] extends Enveloped<never, i
 type Call<K extends TaskName> = (input: TaskInput<K>, job?: JobContext) => Promise<TaskOutput<K>>;
 
 /**
+ * A Markdown/HTML task as operations call it: `remoteImages` is the operation's RemoteImageSource
+ * (remote-inputs.ts behind it), which the facade serves to the worker over a MessagePort.
+ */
+type MarkupCall<K extends 'markdownToDocx' | 'htmlToDocx'> = (
+  input: Omit<TaskInput<K>, 'remoteImages'> & { remoteImages?: RemoteImageSource },
+  job?: JobContext,
+) => Promise<TaskOutput<K>>;
+
+/**
  * The worker pool as operations call it: one method per task, its input and output the types the
  * task in workers/ declares, so no caller names a task by string or states its types again.
  */
 export interface DocumentWorkers {
   annotate: Call<'annotate'>;
-  markdownToDocx: Call<'markdownToDocx'>;
-  htmlToDocx: Call<'htmlToDocx'>;
+  markdownToDocx: MarkupCall<'markdownToDocx'>;
+  htmlToDocx: MarkupCall<'htmlToDocx'>;
   prepareDocx: Call<'prepareDocx'>;
   signPdf: Call<'signPdfTask'>;
   signDocx: Call<'signDocxTask'>;
@@ -34,10 +45,19 @@ export interface DocumentWorkers {
 
 export function documentWorkers(pool: WorkerPool): DocumentWorkers {
   const call = <K extends TaskName>(task: K): Call<K> => (input, job) => pool.run<TaskInput<K>, TaskOutput<K>>(task, input, job);
+  const markup = <K extends 'markdownToDocx' | 'htmlToDocx'>(task: K): MarkupCall<K> => async ({ remoteImages, ...rest }, job) => {
+    if (!remoteImages) return pool.run<typeof rest, TaskOutput<K>>(task, rest, job);
+    const served = servePort<string[], RemoteImage[]>((urls) => remoteImages.fetch(urls));
+    try {
+      return await pool.run<TaskInput<K>, TaskOutput<K>>(task, { ...rest, remoteImages: served.port } as TaskInput<K>, job, [served.port]);
+    } finally {
+      served.close();
+    }
+  };
   return {
     annotate: call('annotate'),
-    markdownToDocx: call('markdownToDocx'),
-    htmlToDocx: call('htmlToDocx'),
+    markdownToDocx: markup('markdownToDocx'),
+    htmlToDocx: markup('htmlToDocx'),
     prepareDocx: call('prepareDocx'),
     signPdf: call('signPdfTask'),
     signDocx: call('signDocxTask'),

@@ -46,7 +46,7 @@ export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Pr
     unwrapNoscriptImages(tree);
     return scanHtml(tree);
   });
-  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses, files: options.files && new Map(options.files) }, warnings));
+  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { remote: options.remoteImages, files: options.files && new Map(options.files) }, warnings));
   const lowering = new HtmlLowering({ images, slugger: new Slugger(), maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   const blocks = timed(stages, 'model', () => {
     try {

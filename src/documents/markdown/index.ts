@@ -96,7 +96,7 @@ export async function markdownToDocx(source: Uint8Array, options: MarkupOptions)
     }
     return urls;
   });
-  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { allowHosts: options.remoteImages?.allowHosts ?? [], allowPrivateAddresses: options.remoteImages?.allowPrivateAddresses, files: options.files && new Map(options.files) }, warnings));
+  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { remote: options.remoteImages, files: options.files && new Map(options.files) }, warnings));
   const slugger = new Slugger();
   const html = new HtmlLowering({ images, slugger, maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   const lowering = new MarkdownLowering({

@@ -1,34 +1,27 @@
 import { warning, type Warning } from '../warnings.js';
 import { DomainError } from '../../errors/domain-error.js';
-import { safeFetch } from '../../inputs/safe-fetch.js';
 import { parseImage } from '../annotate/images.js';
 import { loadSvgRenderer } from '../annotate/svg.js';
 import { readImageInfo } from '../images/image-info.js';
 import { normaliseReference } from './attached-files.js';
-import type { ImageInline } from './types.js';
+import type { ImageInline, RemoteImage, RemoteImageSource } from './types.js';
 
 /**
  * Resolves image sources to embeddable images. data: URIs are decoded; relative names are looked up
- * among the files sent with the document (never on a file system); http(s) images are fetched only
- * from allow-listed hosts (through safeFetch, SSRF-guarded); everything else (file:, other hosts,
- * names not sent) falls back to its alt text with a warning naming it.
+ * among the files sent with the document (never on a file system); http(s) images come from the
+ * operation's RemoteImageSource (fetched under src/inputs/remote-inputs.ts — this engine does no
+ * network I/O); everything else (file:, names not sent, images refused or not fetched) falls back to
+ * its alt text with a warning naming it.
  */
 export interface ImageSourceOptions {
-  allowHosts: string[];
   /** Files sent with the document, by normalised name (attached-files.ts): relative references are looked up here only. */
   files?: ReadonlyMap<string, Uint8Array>;
-  /** OUTBOUND_ALLOW_PRIVATE_ADDRESSES. */
-  allowPrivateAddresses?: boolean;
-  maxImageBytes?: number;
-  timeoutMs?: number;
-  maxRemoteImages?: number;
+  /** http(s) images: absent, none is fetched. */
+  remote?: RemoteImageSource;
 }
 
 export type ResolvedImage = Omit<ImageInline, 'alt' | 'title'>;
 
-const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_REMOTE = 20;
 
 function decodeDataUri(uri: string): Uint8Array | undefined {
   const comma = uri.indexOf(',');
@@ -79,14 +72,6 @@ async function svgToImage(bytes: Uint8Array, src: string, warnings: Warning[]): 
   }
 }
 
-function hostAllowed(host: string, allowHosts: string[]): boolean {
-  const h = host.toLowerCase();
-  return allowHosts.some((pattern) => {
-    const p = pattern.toLowerCase();
-    return p.startsWith('*.') ? h.endsWith(p.slice(1)) : h === p;
-  });
-}
-
 async function toImage(bytes: Uint8Array, src: string, warnings: Warning[]): Promise<ResolvedImage | undefined> {
   const info = readImageInfo(bytes);
   if (!info && looksLikeSvg(bytes)) return svgToImage(bytes, src, warnings);
@@ -117,27 +102,44 @@ function findAttached(files: ReadonlyMap<string, Uint8Array>, name: string): Uin
   return files.get(name.slice(name.lastIndexOf('/') + 1));
 }
 
+/** A policy's sentence as a parenthesis: "The URL …." → "the URL …". */
+const reasonText = (reason: string) => reason.replace(/\.$/, '').replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase());
+
+const remoteUrl = (src: string): URL | undefined => {
+  if (!/^https?:/i.test(src)) return undefined;
+  try {
+    return new URL(src);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Every http(s) source's answer from the operation, asked for all at once (one round trip from a worker). */
+async function fetchRemote(sources: string[], remote: RemoteImageSource | undefined): Promise<Map<string, RemoteImage>> {
+  const urls = sources.filter((src) => remoteUrl(src));
+  if (urls.length === 0) return new Map();
+  if (!remote) return new Map(urls.map((url) => [url, { refused: 'remote images are not fetched here' }]));
+  const answers = await remote.fetch(urls);
+  return new Map(urls.map((url, i) => [url, answers[i] ?? { refused: 'no answer for it' }]));
+}
+
 export async function resolveImages(
   sources: Iterable<string>,
   options: ImageSourceOptions,
   warnings: Warning[],
 ): Promise<Map<string, ResolvedImage | undefined>> {
   const resolved = new Map<string, ResolvedImage | undefined>();
-  let remoteCount = 0;
-  for (const src of new Set(sources)) {
+  const unique = [...new Set(sources)];
+  const remote = await fetchRemote(unique, options.remote);
+  for (const src of unique) {
     if (/^data:/i.test(src)) {
       const bytes = decodeDataUri(src);
       resolved.set(src, bytes ? await toImage(bytes, src, warnings) : undefined);
       if (!bytes) warnings.push(warning('IMAGE_NOT_EMBEDDED', `Image ${describe(src)} has a malformed data: URI; its alt text was used instead.`, imageField(src)));
       continue;
     }
-    let url: URL | undefined;
-    try {
-      url = /^https?:/i.test(src) ? new URL(src) : undefined;
-    } catch {
-      url = undefined;
-    }
-    if (!url) {
+    const answer = remote.get(src);
+    if (!answer) {
       const name = normaliseReference(src);
       const attached = name === undefined || !options.files ? undefined : findAttached(options.files, name);
       if (attached) {
@@ -146,36 +148,18 @@ export async function resolveImages(
       }
       const message =
         name === undefined
-          ? `Image ${describe(src)} is not embedded: only data: URIs, files sent with the document and allow-listed http(s) hosts can be used; its alt text was used instead.`
+          ? `Image ${describe(src)} is not embedded: only data: URIs, files sent with the document and allowed http(s) URLs can be used; its alt text was used instead.`
           : `Image ${describe(src)} refers to the file "${name.slice(0, 200)}", which was not sent with the document (send it as a \`files\` part with that file name); its alt text was used instead.`;
       warnings.push(warning('IMAGE_NOT_EMBEDDED', message, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }
-    if (!hostAllowed(url.hostname, options.allowHosts)) {
-      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} was not fetched (host not allow-listed); its alt text was used instead.`, imageField(src)));
+    if ('refused' in answer) {
+      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} was not fetched (${reasonText(answer.refused)}); its alt text was used instead.`, imageField(src)));
       resolved.set(src, undefined);
       continue;
     }
-    if (remoteCount++ >= (options.maxRemoteImages ?? DEFAULT_MAX_REMOTE)) {
-      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} was not fetched: too many remote images; its alt text was used instead.`, imageField(src)));
-      resolved.set(src, undefined);
-      continue;
-    }
-    try {
-      const bytes = await safeFetch(src, {
-        allowHttp: true,
-        // The allow-list holds for every redirect hop, not only the first URL.
-        isHostAllowed: (host) => hostAllowed(host, options.allowHosts),
-        allowPrivateAddresses: options.allowPrivateAddresses,
-        maxBytes: options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES,
-        timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      });
-      resolved.set(src, await toImage(new Uint8Array(bytes), src, warnings));
-    } catch (err) {
-      warnings.push(warning('IMAGE_NOT_EMBEDDED', `Remote image ${describe(src)} could not be fetched (${(err as Error).message}); its alt text was used instead.`, imageField(src)));
-      resolved.set(src, undefined);
-    }
+    resolved.set(src, await toImage(answer.bytes, src, warnings));
   }
   return resolved;
 }

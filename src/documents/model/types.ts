@@ -196,11 +196,26 @@ export interface MarkupOptions {
   /** A DOCX whose styles replace ours (like pandoc --reference-doc). */
   reference?: Uint8Array;
   limits: ConversionLimits;
-  remoteImages?: { allowHosts: string[]; allowPrivateAddresses?: boolean };
+  /**
+   * The http(s) images, fetched by the operation under the one remote-input policy
+   * (src/inputs/remote-inputs.ts); the engine does no network I/O. Absent: none is fetched.
+   */
+  remoteImages?: RemoteImageSource;
   /** Files sent with the document, by normalised name (model/attached-files.ts). */
   files?: [string, Uint8Array][];
   /** Filled with the time each stage took (the benchmark's profile); the service passes none. */
   stages?: StageTimes;
+}
+
+/** A remote image as the engine receives it: its bytes, or why the operation's policy did not fetch it. */
+export type RemoteImage = { bytes: Uint8Array } | { refused: string };
+
+/**
+ * Remote images for one conversion: `fetch` gets every http(s) image URL of the document at once (in
+ * order, without repeats) and answers for each, in the same order.
+ */
+export interface RemoteImageSource {
+  fetch(urls: string[]): Promise<RemoteImage[]>;
 }
 
 export interface ConversionResult {
