@@ -107,7 +107,10 @@ function requestOnce(url: URL, options: SafeFetchOptions, deadline: number): Pro
     const remaining = deadline - Date.now();
     if (remaining <= 0) return reject(networkFailure());
     const headers = { 'user-agent': 'docproc', ...options.headers, ...(options.body ? { 'content-length': String(options.body.length) } : {}) };
-    const req = client.request(url, { method: options.method ?? 'GET', lookup: guardedLookup(isAllowed), timeout: remaining, headers }, (res) => {
+    // agent: false — a fresh connection every time. Node 20's global agent keeps sockets alive and
+    // reuses them without calling `lookup`, so a socket opened under one policy (a private address
+    // allowed) would serve a request made under another (public only), past the address check.
+    const req = client.request(url, { method: options.method ?? 'GET', agent: false, lookup: guardedLookup(isAllowed), timeout: remaining, headers }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400) {
         res.resume();

@@ -52,6 +52,14 @@ describe('SSRF-safe fetching', () => {
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) expect(isPublicAddress(a, a.includes(':') ? 6 : 4), a).toBe(true);
   });
 
+  it('a connection opened under a permissive policy never serves a strict one (no pooled socket skips the address check)', async () => {
+    const byName = `${base.replace('127.0.0.1', 'localhost')}/x`;
+    expect((await safeFetch(byName, { ...opts, isAddressAllowed: () => true })).toString()).toBe('hello');
+    const before = hits;
+    expect(await failure(safeFetch(byName, opts))).toBe('URL_NOT_ALLOWED');
+    expect(hits).toBe(before);
+  });
+
   it('never connects to loopback, private or metadata addresses, by IP or by name', async () => {
     const before = hits;
     expect(await failure(safeFetch(`${base}/x`, opts))).toBe('URL_NOT_ALLOWED');
