@@ -7,7 +7,7 @@ import { detectFormat } from '../inputs/detect-format.js';
 import { OFFICE_FORMATS, type DocumentFormat } from '../inputs/formats.js';
 import type { TrackedChangesMode } from '../office/index.js';
 import type { RemoteImageSource } from '../documents/model/types.js';
-import { asBuffer, remoteInputsOf, type OperationDeps } from './deps.js';
+import { asBuffer, documentBytes, remoteInputsOf, type DocumentInput, type OperationDeps } from './deps.js';
 
 /** What POST /v1/convert takes: every office format LibreOffice renders, and Markdown/HTML it builds DOCX from. */
 export const CONVERTIBLE_FORMATS: readonly DocumentFormat[] = [...OFFICE_FORMATS, 'md', 'html'];
@@ -19,7 +19,8 @@ const MARKUP_TASKS = { md: 'markdownToDocx', html: 'htmlToDocx' } as const;
 const markupTaskOf = (format: DocumentFormat) => (format === 'md' || format === 'html' ? MARKUP_TASKS[format] : undefined);
 
 export interface ConvertInput {
-  file: Buffer;
+  /** The document: uploaded bytes, or the JSON body's base64 / url (fetched here under the remote-input policy). */
+  file: DocumentInput;
   filename?: string;
   /** The format the caller says the file is (checked against its content). */
   from?: DocumentFormat;
@@ -61,7 +62,8 @@ function markupImageFetcher(deps: OperationDeps): RemoteImageSource {
 /** Convert: an office document rendered to PDF, or markup (md/html) to DOCX (fetch images then render markup) and then, for to=pdf, rendered. */
 export async function convertDocument(deps: OperationDeps, input: ConvertInput, job?: JobContext): Promise<ConvertedDocument> {
   const { to, pdf } = input;
-  const from = detectFormat(input.file, CONVERTIBLE_FORMATS, { declared: input.from, filename: input.filename });
+  const file = await documentBytes(input.file, deps);
+  const from = detectFormat(file, CONVERTIBLE_FORMATS, { declared: input.from, filename: input.filename });
   const markupTask = markupTaskOf(from);
   if (to === 'docx' && !markupTask) throw new DomainError(ErrorCode.VALIDATION_ERROR, `${from.toUpperCase()} to DOCX is not a conversion docproc makes; use to=pdf (docx comes from md or html).`, { details: [{ field: 'querystring.to', issue: 'must be pdf for this source' }] });
   if (to === 'docx' && pdf) throw new DomainError(ErrorCode.VALIDATION_ERROR, 'The PDF options apply to PDF output; this request asks for docx.', { details: [{ field: 'querystring.to', issue: 'PDF options given' }] });
@@ -72,11 +74,11 @@ export async function convertDocument(deps: OperationDeps, input: ConvertInput, 
 
   if (!markupTask) {
     const stages = input.receivedMs === undefined ? undefined : { receive: input.receivedMs };
-    const document = await deps.renderPdf(input.file, { format: from, trackedChanges: input.trackedChanges ?? 'markup', pdf, stages, job });
+    const document = await deps.renderPdf(file, { format: from, trackedChanges: input.trackedChanges ?? 'markup', pdf, stages, job });
     return { document, warnings: [] };
   }
   const result = await deps.workers[markupTask]({
-    source: input.file,
+    source: file,
     reference: input.reference,
     limits: { maxBytes: deps.config.limits.maxFileBytes, maxNestingDepth: MAX_NESTING_DEPTH },
     remoteImages: markupImageFetcher(deps),

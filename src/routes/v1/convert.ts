@@ -5,7 +5,7 @@ import { DOCUMENT_FORMATS } from '../../inputs/formats.js';
 import { CONVERTIBLE_FORMATS } from '../../operations/convert.js';
 import { PdfOptionFields, PdfOptionQuery, pdfOptionsFrom } from './schemas/pdf-options.js';
 import { DEFAULT_ATTACHED_FILE_LIMITS } from '../../documents/model/attached-files.js';
-import { decodeBase64, loadDocumentSource, type DocumentSource } from '../../inputs/document-source.js';
+import { decodeBase64, type DocumentSource } from '../../inputs/document-source.js';
 import { DocumentContentType } from './schemas/document.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
 import { uploadedFile } from '../../http/multipart.js';
@@ -102,7 +102,8 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
       },
       async (request, reply) => {
         const json = request.isMultipart() ? undefined : (request.body as Static<typeof ConvertJsonBody>);
-        const file = json ? await jsonDocument(json) : uploadedFile(request, 'file');
+        // A JSON document (base64 or url) is decoded or fetched by the operation (remote inputs are fetched there only).
+        const file = json ? { data: json.document as DocumentSource, filename: json.filename ?? '' } : uploadedFile(request, 'file');
         const query = request.query as Static<typeof ConvertQuery>;
         const to = query.to ?? 'pdf';
         const { pdf, outputFilename: wantedName } = pdfOptionsFrom(query, json ? {} : (request.body as Record<string, unknown>));
@@ -126,10 +127,4 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
       },
     );
   };
-
-  /** The JSON body's document as an upload: bytes (decoded, or fetched when URL inputs are on) and its file name. */
-  async function jsonDocument(body: Static<typeof ConvertJsonBody>): Promise<{ data: Buffer; filename: string }> {
-    const data = await loadDocumentSource(body.document as DocumentSource, services.config.urlInputs);
-    return { data, filename: body.filename ?? '' };
-  }
 }

@@ -27,7 +27,7 @@ const paddedPng = (size: number, tag: string) => {
   return Buffer.concat([png.subarray(0, 33), text, png.subarray(33)]);
 };
 
-const apps: Record<'strict' | 'listed' | 'anyHost', { t: TestApp; key: string }> = {} as never;
+const apps: Record<'strict' | 'listed' | 'anyHost' | 'open', { t: TestApp; key: string }> = {} as never;
 const url = (path: string, host = LOCAL_NAME) => `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
 
 beforeAll(async () => {
@@ -36,6 +36,10 @@ beforeAll(async () => {
     const path = req.url ?? '';
     hits.push(path);
     if (path.startsWith('/hang')) return; // never answers: the deadline ends it
+    if (path.startsWith('/doc.md')) {
+      res.writeHead(200, { 'content-type': 'text/markdown' }).end(`# Fetched\n\n![pic](${url('/from-doc.png')})\n`);
+      return;
+    }
     if (path.startsWith('/big')) {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(16 * 1024 * 1024) });
       res.write(pngImage(2, 2));
@@ -54,6 +58,8 @@ beforeAll(async () => {
     listed: { ...base, OUTBOUND_ALLOW_PRIVATE_ADDRESSES: 'true', URL_INPUT_MAX_BYTES: '4096', URL_INPUT_TIMEOUT_MS: '1500' },
     // ALLOW_URL_INPUTS without ALLOW_HTTP_URL_INPUTS and no image hosts: https from any host.
     anyHost: { REDIS_URL: inject('redisUrl'), RATE_LIMIT_MAX: '1000', ALLOW_URL_INPUTS: 'true', OUTBOUND_ALLOW_PRIVATE_ADDRESSES: 'true' },
+    // ALLOW_URL_INPUTS with http, no image hosts: documents and images from any host.
+    open: { REDIS_URL: inject('redisUrl'), RATE_LIMIT_MAX: '1000', ALLOW_URL_INPUTS: 'true', ALLOW_HTTP_URL_INPUTS: 'true', OUTBOUND_ALLOW_PRIVATE_ADDRESSES: 'true' },
   };
   for (const [name, env] of Object.entries(settings)) {
     const t = await buildTestApp(env);
@@ -174,5 +180,34 @@ describe('one remote-input policy for annotate and Markdown/HTML convert', () =>
     else expect(naming.length).toBeGreaterThanOrEqual(1);
     expect(naming.every((w) => urls.includes(w.field!))).toBe(true);
     expect(convert.media).toBe(urls.length - naming.length);
+  });
+});
+
+describe('documents by URL go through the same policy, fetched by the operation (convert JSON)', () => {
+  const convertUrl = async (app: keyof typeof apps, documentUrl: string) => {
+    const { t, key } = apps[app];
+    hits.length = 0;
+    const res = await t.app.inject({
+      method: 'POST', url: '/v1/convert?to=docx', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ document: { url: documentUrl }, filename: 'doc.md' }),
+    });
+    return { res, hits: [...hits].sort() };
+  };
+
+  it('REMOTE_IMAGE_HOSTS does not open documents: without ALLOW_URL_INPUTS a listed host is refused, nothing fetched', async () => {
+    const { res, hits: seen } = await convertUrl('listed', url('/doc.md'));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'URL_NOT_ALLOWED', detail: expect.stringMatching(/Documents by URL are disabled on this service \(ALLOW_URL_INPUTS\)/) });
+    expect(seen).toEqual([]);
+  });
+
+  it('ALLOW_URL_INPUTS (+ http): the document is fetched, and its Markdown images by the same rule (any host)', async () => {
+    const { res, hits: seen } = await convertUrl('open', url('/doc.md'));
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    const { document, warnings } = res.json();
+    expect(warnings).toEqual([]);
+    const docx = new PizZip(Buffer.from(document.base64, 'base64'));
+    expect(Object.keys(docx.files).filter((name) => name.startsWith('word/media/'))).toHaveLength(1);
+    expect(seen).toEqual(['/doc.md', '/from-doc.png']);
   });
 });

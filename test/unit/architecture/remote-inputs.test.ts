@@ -78,6 +78,16 @@ describe('remote inputs are fetched in one place (src/inputs/remote-inputs.ts)',
     }
   });
 
+  it('routes fetch nothing: no route imports the policy or safe-fetch, or loads a document source (operations do)', () => {
+    const found = [...graph]
+      .filter(([file]) => file.startsWith('routes/'))
+      .flatMap(([file, { files }]) => [
+        ...files.filter((f) => f === SAFE_FETCH || f === REMOTE_INPUTS).map((f) => `${file} → ${f}`),
+        ...(/\bloadDocumentSource\b/.test(readFileSync(path.join(SRC, file), 'utf8')) ? [`${file} → loadDocumentSource`] : []),
+      ]);
+    expect(found).toEqual([]);
+  });
+
   it('safe-fetch is called by the policy and the PKI outbound clients only; the policy by the operations and document sources', () => {
     expect(importersOf(SAFE_FETCH)).toEqual([REMOTE_INPUTS, ...PKI_OUTBOUND].sort());
     expect(importersOf(REMOTE_INPUTS)).toEqual(['inputs/document-source.ts', 'operations/deps.ts']);
