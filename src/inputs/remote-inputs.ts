@@ -78,9 +78,15 @@ export class RemoteInputs {
     return this.settings.anyHost && (protocol === 'https:' || this.settings.allowHttp);
   }
 
+  /** The refusal of every image URL when no host is allowed at all (undefined when some are). */
+  imagesDisabled(): DomainError | undefined {
+    return this.imagesEnabled ? undefined : notAllowed('Images by URL are disabled on this service (ALLOW_URL_INPUTS, REMOTE_IMAGE_HOSTS); send the image itself.');
+  }
+
   /** Why an image URL is refused before any request (undefined: it may be fetched). */
   imageRefusal(raw: string): DomainError | undefined {
-    if (!this.imagesEnabled) return notAllowed('Images by URL are disabled on this service (ALLOW_URL_INPUTS, REMOTE_IMAGE_HOSTS); send the image itself.');
+    const disabled = this.imagesDisabled();
+    if (disabled) return disabled;
     let url: URL;
     try {
       url = new URL(raw);

@@ -47,7 +47,11 @@ export interface ConvertedDocument {
  * IMAGE_NOT_EMBEDDED warning, naming the policy's reason; the alt text stands in.
  */
 function markupImageFetcher(deps: OperationDeps): RemoteImageSource {
-  const request = remoteInputsOf(deps.config).imageRequest();
+  const policy = remoteInputsOf(deps.config);
+  // No image host allowed (the default): every URL gets the policy's one refusal, and the worker needs no port back.
+  const disabled = policy.imagesDisabled();
+  if (disabled) return { refusedAll: disabled.message, fetch: async (urls) => urls.map(() => ({ refused: disabled.message })) };
+  const request = policy.imageRequest();
   return {
     async fetch(urls) {
       const byUrl = new Map((await request.fetch(urls)).map((result) => [result.url, result]));

@@ -47,6 +47,8 @@ export function documentWorkers(pool: WorkerPool): DocumentWorkers {
   const call = <K extends TaskName>(task: K): Call<K> => (input, job) => pool.run<TaskInput<K>, TaskOutput<K>>(task, input, job);
   const markup = <K extends 'markdownToDocx' | 'htmlToDocx'>(task: K): MarkupCall<K> => async ({ remoteImages, ...rest }, job) => {
     if (!remoteImages) return pool.run<typeof rest, TaskOutput<K>>(task, rest, job);
+    // Every URL refused for one reason: sent as data, no port (a MessageChannel costs ~0.1 ms per task).
+    if (remoteImages.refusedAll !== undefined) return pool.run<TaskInput<K>, TaskOutput<K>>(task, { ...rest, remoteImagesRefused: remoteImages.refusedAll } as TaskInput<K>, job);
     const served = servePort<string[], RemoteImage[]>((urls) => remoteImages.fetch(urls));
     try {
       return await pool.run<TaskInput<K>, TaskOutput<K>>(task, { ...rest, remoteImages: served.port } as TaskInput<K>, job, [served.port]);

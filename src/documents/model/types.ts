@@ -216,6 +216,11 @@ export type RemoteImage = { bytes: Uint8Array } | { refused: string };
  */
 export interface RemoteImageSource {
   fetch(urls: string[]): Promise<RemoteImage[]>;
+  /**
+   * Set when the policy refuses every URL for this reason (no image host allowed): `fetch` answers
+   * each with it, and a worker can answer without a port back to the operation.
+   */
+  readonly refusedAll?: string;
 }
 
 export interface ConversionResult {
