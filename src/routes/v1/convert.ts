@@ -89,7 +89,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
             'Word documents with tracked changes (see trackedChanges), fields and tables of contents brought up to date; linked content is never fetched. ' +
             'PDF options (pageRanges, landscape, pdfa, pdfua, …) are accepted as query parameters or multipart fields; an unknown one is a 400. ' +
             'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for `<ins>`/`<del>`), and PDF through the same renderer. ' +
-            'Images referred to by relative name come from the `files` sent with the document; remote images are not fetched: they become their alt text, listed in the warnings.',
+            'Images referred to by relative name come from the `files` sent with the document; remote images are fetched only from hosts the operator allows (REMOTE_IMAGE_HOSTS, ALLOW_URL_INPUTS; none by default) within the per-request image budget — any other image becomes its alt text, listed in the warnings.',
           querystring: ConvertQuery,
           body: {
             content: {
