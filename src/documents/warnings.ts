@@ -21,6 +21,7 @@ export const WARNING_CODES = {
   TEXT_ENCODING: 'The text was not valid UTF-8 or named an unknown character set; it was read as UTF-8.',
   FRONT_MATTER_IGNORED: 'The YAML front matter could not be read and was ignored.',
   IMAGE_NOT_EMBEDDED: 'An image was not embedded (not fetched, not allowed or not readable); its alt text was used.',
+  STYLESHEET_NOT_APPLIED: 'HTML: a linked stylesheet was not sent with the document, or selectors/at-rules docproc does not apply were left out.',
   // sign
   AUDIT_PAGE_OMITTED: 'No audit-trail page was added (the PDF is already signed or claims PDF/A); the record is in the signature.',
   AUDIT_RECORD_PLACEMENT: 'Where the audit record went instead of a new attachment (countersignature, PDF/A, DOCX).',

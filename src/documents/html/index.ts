@@ -10,6 +10,7 @@ import { timed, timedAsync } from '../model/stages.js';
 import type { ConversionResult, MarkupOptions } from '../model/types.js';
 import { assertHtmlNesting } from './prescan.js';
 import { unwrapNoscriptImages } from './lazy-images.js';
+import { applyStylesheets } from './stylesheets.js';
 import { HtmlLowering, scanHtml } from './to-model.js';
 
 /**
@@ -42,11 +43,13 @@ export async function htmlToDocx(source: Uint8Array, options: MarkupOptions): Pr
     return decoded;
   });
   const tree = timed(stages, 'parse', () => parseHtml(text, limits.maxNestingDepth));
+  const files = options.files && new Map(options.files);
   const { linkTargets, imageSources } = timed(stages, 'model', () => {
+    applyStylesheets(tree, files, warnings);
     unwrapNoscriptImages(tree);
     return scanHtml(tree);
   });
-  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { remote: options.remoteImages, files: options.files && new Map(options.files) }, warnings));
+  const images = await timedAsync(stages, 'images', () => resolveImages(imageSources, { remote: options.remoteImages, files }, warnings));
   const lowering = new HtmlLowering({ images, slugger: new Slugger(), maxDepth: limits.maxNestingDepth, warnings, linkTargets });
   const blocks = timed(stages, 'model', () => {
     try {

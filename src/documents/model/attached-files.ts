@@ -47,6 +47,17 @@ export function normaliseReference(reference: string): string | undefined {
   return segments.length > 0 ? segments.join('/') : undefined;
 }
 
+/**
+ * The file a normalised reference names: the file of that exact name, else — multipart clients send
+ * a part's file name without its folders — the one file of the reference's last segment sent without
+ * a folder (none when two folders' files could be meant).
+ */
+export function findAttached(files: ReadonlyMap<string, Uint8Array>, name: string): Uint8Array | undefined {
+  const exact = files.get(name);
+  if (exact || !name.includes('/')) return exact;
+  return files.get(name.slice(name.lastIndexOf('/') + 1));
+}
+
 /** The attached files by normalised name; refuses too many, too large together, unnamable or clashing names. */
 export function attachedFileMap(files: readonly AttachedFile[], limits: AttachedFileLimits = DEFAULT_ATTACHED_FILE_LIMITS): Map<string, Uint8Array> {
   if (files.length > limits.maxFiles) {

@@ -3,7 +3,7 @@ import { DomainError } from '../../errors/domain-error.js';
 import { parseImage } from '../annotate/images.js';
 import { loadSvgRenderer } from '../annotate/svg.js';
 import { readImageInfo } from '../images/image-info.js';
-import { normaliseReference } from './attached-files.js';
+import { findAttached, normaliseReference } from './attached-files.js';
 import type { ImageInline, RemoteImage, RemoteImageSource } from './types.js';
 
 /**
@@ -89,17 +89,6 @@ function imageField(src: string): string {
 
 function describe(src: string): string {
   return src.startsWith('data:') ? `"${src.slice(0, 30)}…"` : `"${src.length > 200 ? `${src.slice(0, 200)}…` : src}"`;
-}
-
-/**
- * The file a normalised reference names: the file of that exact name, else — multipart clients send
- * a part's file name without its folders — the one file of the reference's last segment sent without
- * a folder (none when two folders' files could be meant).
- */
-function findAttached(files: ReadonlyMap<string, Uint8Array>, name: string): Uint8Array | undefined {
-  const exact = files.get(name);
-  if (exact || !name.includes('/')) return exact;
-  return files.get(name.slice(name.lastIndexOf('/') + 1));
 }
 
 /** A policy's sentence as a parenthesis: "The URL …." → "the URL …". */
