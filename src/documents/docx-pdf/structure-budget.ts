@@ -34,6 +34,9 @@ import { pictureSize } from './image-size.js';
  *   shapes (PresentationML shape elements, or every drawing-namespace element of a page).
  * - XLS and PPT (binary OLE files) are not counted: reading BIFF records and PowerPoint's record tree
  *   is a reader of its own; the office memory watch and the conversion deadline bound them.
+ * - Not counted either (the memory watch and the deadline bound them): drawings placed by length
+ *   (`<xdr:absoluteAnchor>`, ODS `<table:shapes>` with svg:x/y: rows have any height, so a length
+ *   gives no row count), whole-row formats (`<row s customFormat>`), conditional formats, charts.
  *
  * An XML part that declares entities (`<!ENTITY`) is refused: an entity could hold cells the scan
  * does not see, and no office application writes one.
@@ -365,7 +368,9 @@ const FORMAT_ROWS_NOT_PRINTED = 84;
  * OpenDocument spreadsheet content. Cells: those holding something (an office:value-type, a formula
  * or children), each counted columns-repeated × rows-repeated times. Rows: those holding such cells,
  * repeats multiplied out. The printed area of each table, from A1 to the farthest of: such cells,
- * their merged span (number-columns/rows-spanned), styled empty cells (table:style-name) in rows
+ * their merged span (number-columns/rows-spanned), the end cell of drawings anchored to cells
+ * (table:end-cell-address; drawings placed on the page by length are not counted), styled empty
+ * cells (table:style-name) in rows
  * repeated at most 84 times (Calc leaves out formats repeated further, as LibreOffice writes them after
  * the last row: 10⁹ styled empty cells converted in 4.5 s), and the table's print ranges. Tables inside
  * cells (not Calc's, but valid ODF) are counted as tables of their own, multiplied by the enclosing repeats.
@@ -381,6 +386,12 @@ export function countOdfTables(xml: string, counter: Counter): void {
     table.lastColumn = Math.max(table.lastColumn, Math.min(lastColumn, MAX_SHEET_COLUMNS));
   };
   for (const [closing, name, attributes, empty] of tags(xml)) {
+    // A drawing anchored to cells ends at its table:end-cell-address ("Sheet1.XFD1048576").
+    if (!closing && attributes.includes('end-cell-address') && tables.length > 0) {
+      const end = attribute(attributes, 'end-cell-address')?.replace(/^.*[.!]/, '');
+      const range = end === undefined ? undefined : rangeCells(end);
+      if (range) reach(tables[tables.length - 1]!, range.lastRow, range.lastColumn);
+    }
     if (name === 'table') {
       if (closing) {
         const table = tables.pop();

@@ -62,9 +62,11 @@ describe('spreadsheets are counted before LibreOffice', () => {
     expect(assertOdfStructure(readZip(near), 'sheets')).toMatchObject({ cells: 2, rows: 2, area: 110 });
   });
 
-  it('ODS merged spans and print ranges widen the printed area', () => {
+  it('ODS merged spans, drawings anchored to cells and print ranges widen the printed area', () => {
     const spanned = `<table:table-cell office:value-type="float" office:value="1" table:number-columns-spanned="16384" table:number-rows-spanned="1048576"><text:p>1</text:p></table:table-cell>`;
     expect(limitOf(refusal(() => prepareForPdf(buildOds(table(row(spanned))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
+    const anchored = `<table:table-cell><draw:frame table:end-cell-address="S.XFD1048576" svg:width="1cm"/></table:table-cell>`;
+    expect(limitOf(refusal(() => prepareForPdf(buildOds(table(row(anchored))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
     const printed = `<table:table table:name="S" table:print-ranges="S.A1:S.XFD1048576">${row(odsNumber(1))}</table:table>`;
     expect(limitOf(refusal(() => prepareForPdf(buildOds(printed), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
   });
