@@ -5,27 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { annotateDocx } from '../../../src/documents/annotate/index.js';
 import { createTagParser } from '../../../src/documents/annotate/tag-parser.js';
 import { countTemplateWork, TEMPLATE_BUDGET, type CompiledPart, type TagParser } from '../../../src/documents/annotate/template-budget.js';
-import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
-import { answering } from '../../support/domain-error.js';
+import { answering, rejection } from '../../support/domain-error.js';
 
 /** The render cost counter: refuses loop bombs before they run, and its count bounds the real work. */
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('template work is counted before docxtemplater renders', () => {
   it('a 1 KB template of four nested loops over 100 items is refused with 422 naming the limit, without rendering', () => {
     const template = buildDocx({ body: para('{#a}{#a}{#a}{#a}{x}{/a}{/a}{/a}{/a}') });
     expect(template.length).toBeLessThan(4096); // the builder's package parts; the template text is 36 bytes
     const started = performance.now();
-    const err = refusal(() => annotateDocx({ template, fields: [], data: { a: Array.from({ length: 100 }, (_, i) => ({ x: i })) } }));
+    const err = rejection(() => annotateDocx({ template, fields: [], data: { a: Array.from({ length: 100 }, (_, i) => ({ x: i })) } }));
     expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'annotate.maxWork', max: TEMPLATE_BUDGET.maxWork } } }));
     expect(err.message).toContain('1,000,000');
     console.log(`template-budget: 10^8-iteration template refused in ${Math.round(performance.now() - started)} ms`);
@@ -34,7 +23,7 @@ describe('template work is counted before docxtemplater renders', () => {
   it('loops nested deeper than maxLoopDepth are refused; realistic templates are far inside the budget', () => {
     const deep = Array.from({ length: 40 }, (_, i) => `{#c${i}}`).join('') + 'x' + Array.from({ length: 40 }, (_, i) => `{/c${39 - i}}`).join('');
     const data = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`c${i}`, true]));
-    expect(refusal(() => annotateDocx({ template: buildDocx({ body: para(deep) }), fields: [], data }))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'annotate.maxLoopDepth' } } });
+    expect(rejection(() => annotateDocx({ template: buildDocx({ body: para(deep) }), fields: [], data }))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'annotate.maxLoopDepth' } } });
     // A 1 000-row table of 8 columns with a nested list per row renders.
     const body = para('{#rows}') + para('{c0} {c1} {c2} {c3} {c4} {c5} {c6} {c7}') + para('{#notes}{.}; {/notes}') + para('{/rows}');
     const rows = Array.from({ length: 1000 }, (_, i) => ({ c0: i, c1: 'b', c2: 'c', c3: 'd', c4: 'e', c5: 'f', c6: 'g', c7: 'h', notes: ['x', 'y', 'z'] }));
@@ -54,7 +43,7 @@ describe('template work is counted before docxtemplater renders', () => {
     annotateDocx({ template: buildDocx({ body }), fields: [], data: { rows: rowsFor(rows) } });
     const { user, system } = process.cpuUsage(cpu);
     console.log(`template-budget: ${rows} rows (${perRow} steps each, ${rows * perRow} steps) rendered in ${Math.round(performance.now() - started)} ms, ${Math.round((user + system) / 1000)} ms CPU`);
-    expect(refusal(() => annotateDocx({ template: buildDocx({ body }), fields: [], data: { rows: rowsFor(Math.ceil(TEMPLATE_BUDGET.maxWork / perRow) + 1) } })).code).toBe('DOCUMENT_TOO_COMPLEX');
+    expect(rejection(() => annotateDocx({ template: buildDocx({ body }), fields: [], data: { rows: rowsFor(Math.ceil(TEMPLATE_BUDGET.maxWork / perRow) + 1) } })).code).toBe('DOCUMENT_TOO_COMPLEX');
   });
 });
 

@@ -3,46 +3,35 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareDocxForPdf } from '../../../src/documents/docx-pdf/prepare.js';
 import { LAYOUT_BUDGET, measureTables } from '../../../src/documents/docx-pdf/layout-budget.js';
-import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocx, para, W_NS } from '../../support/annotate/docx-builder.js';
-import { answering } from '../../support/domain-error.js';
+import { answering, rejection } from '../../support/domain-error.js';
 
 /** Tables LibreOffice cannot lay out in time or memory are refused in Node, before it sees them. */
 const nested = (depth: number, prefix = 'w'): string =>
   depth === 0 ? para('x') : `<${prefix}:tbl><${prefix}:tr><${prefix}:tc>${nested(depth - 1, prefix)}<w:p/></${prefix}:tc></${prefix}:tr></${prefix}:tbl>`;
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('table nesting and cells are checked before LibreOffice', () => {
   it('a small DOCX with 3 000-deep nested tables is refused with 422 naming the limit', () => {
     const docx = buildDocx({ body: nested(3000) });
     console.log(`layout-budget: 3000-deep nested tables in a ${docx.length}-byte DOCX`);
     expect(docx.length).toBeLessThan(16 * 1024);
-    const err = refusal(() => prepareDocxForPdf(docx, 'markup'));
+    const err = rejection(() => prepareDocxForPdf(docx, 'markup'));
     expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxTableNesting', max: LAYOUT_BUDGET.maxTableNesting } } }));
   });
 
   it('nesting at the limit passes, one more level does not, whatever the namespace prefix', () => {
     expect(prepareDocxForPdf(buildDocx({ body: nested(LAYOUT_BUDGET.maxTableNesting) }), 'markup').work).toBeDefined();
-    expect(refusal(() => prepareDocxForPdf(buildDocx({ body: nested(LAYOUT_BUDGET.maxTableNesting + 1) }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
+    expect(rejection(() => prepareDocxForPdf(buildDocx({ body: nested(LAYOUT_BUDGET.maxTableNesting + 1) }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
     // The same elements under another prefix bound to WordprocessingML are the same tables to LibreOffice.
     const otherPrefix = nested(LAYOUT_BUDGET.maxTableNesting + 1, 'x').replace('<x:tbl>', `<x:tbl xmlns:x="${W_NS}">`);
-    expect(refusal(() => prepareDocxForPdf(buildDocx({ body: otherPrefix }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
+    expect(rejection(() => prepareDocxForPdf(buildDocx({ body: otherPrefix }), 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
   });
 
   it('more table cells than maxTableCells in all parts together are refused', () => {
     const budget = { ...LAYOUT_BUDGET, maxTableNesting: 32, maxTableCells: 1000 };
     const table = (cells: number) => `<w:tbl><w:tr>${'<w:tc><w:p/></w:tc>'.repeat(cells)}</w:tr></w:tbl>`;
     expect(measureTables(table(1000), budget).cells).toBe(1000);
-    expect(refusal(() => measureTables(table(600) + table(401), budget))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableCells', max: 1000 } } });
+    expect(rejection(() => measureTables(table(600) + table(401), budget))).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxTableCells', max: 1000 } } });
   });
 });
 
@@ -123,12 +112,12 @@ describe('pictures LibreOffice would decode past its memory', () => {
     const { jpegHeader } = await import('../../support/annotate/docx-builder.js');
     const PizZip = (await import('pizzip')).default;
     expect(prepareDocxForPdf(await largeImagesDocx(1, 9_000), 'markup').timings).toBeDefined(); // 81 Mpx: taken
-    const err = refusal(() => prepareDocxForPdf(largeImagesDocx11k!, 'markup'));
+    const err = rejection(() => prepareDocxForPdf(largeImagesDocx11k!, 'markup'));
     expect(err).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } } }));
     // A JPEG header of 12 000 × 9 000 hidden in a part named and typed as XML.
     const zip = new PizZip(buildDocx({ body: para('x') }));
     zip.file('word/notes.xml', jpegHeader(12_000, 9_000));
-    expect(refusal(() => prepareDocxForPdf(zip.generate({ type: 'nodebuffer' }) as Buffer, 'markup')).extensions).toEqual({ limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } });
+    expect(rejection(() => prepareDocxForPdf(zip.generate({ type: 'nodebuffer' }) as Buffer, 'markup')).extensions).toEqual({ limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } });
   });
 });
 

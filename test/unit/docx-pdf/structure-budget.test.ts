@@ -18,19 +18,10 @@ import { OpcPackage } from '../../../src/documents/ooxml/package.js';
 import { readZip } from '../../../src/documents/ooxml/zip/read.js';
 import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildOds, buildXlsx, odsNumber } from '../../support/office/sheet-builder.js';
+import { rejection } from '../../support/domain-error.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/formats');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const limitOf = (err: DomainError) => (err.extensions as { limit?: { name: string; max: number } }).limit;
 const table = (rows: string) => `<table:table table:name="S">${rows}</table:table>`;
@@ -43,7 +34,7 @@ describe('spreadsheets are counted before LibreOffice', () => {
     const ods = buildOds(table(row(odsNumber(7, 1000), 1_000_000)));
     expect(ods.length).toBeLessThan(2048);
     const started = performance.now();
-    const err = refusal(() => prepareForPdf(ods, 'ods', 'markup'));
+    const err = rejection(() => prepareForPdf(ods, 'ods', 'markup'));
     console.log(`structure-budget: ${ods.length}-byte ODS with 10^9 cells refused in ${(performance.now() - started).toFixed(1)} ms`);
     expect(err).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', extensions: { limit: { name: 'convert.maxSheetCells', max: STRUCTURE_BUDGET.maxSheetCells } } });
     expect(err.message).toContain(STRUCTURE_BUDGET.maxSheetCells.toLocaleString('en'));
@@ -57,18 +48,18 @@ describe('spreadsheets are counted before LibreOffice', () => {
 
   it('a number far from A1 makes a printed area past the limit: refused; the same cell near A1 passes', () => {
     const far = buildOds(table(row(odsNumber(1)) + row('', 1_048_574) + row(`<table:table-cell table:number-columns-repeated="16383"/>${odsNumber(2)}`)));
-    expect(limitOf(refusal(() => prepareForPdf(far, 'ods', 'markup')))).toEqual({ name: 'convert.maxSheetArea', max: STRUCTURE_BUDGET.maxSheetArea });
+    expect(limitOf(rejection(() => prepareForPdf(far, 'ods', 'markup')))).toEqual({ name: 'convert.maxSheetArea', max: STRUCTURE_BUDGET.maxSheetArea });
     const near = buildOds(table(row(odsNumber(1)) + row('', 9) + row(`<table:table-cell table:number-columns-repeated="9"/>${odsNumber(2)}`)));
     expect(assertOdfStructure(readZip(near), 'sheets')).toMatchObject({ cells: 2, rows: 2, area: 110 });
   });
 
   it('ODS merged spans, drawings anchored to cells and print ranges widen the printed area', () => {
     const spanned = `<table:table-cell office:value-type="float" office:value="1" table:number-columns-spanned="16384" table:number-rows-spanned="1048576"><text:p>1</text:p></table:table-cell>`;
-    expect(limitOf(refusal(() => prepareForPdf(buildOds(table(row(spanned))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
+    expect(limitOf(rejection(() => prepareForPdf(buildOds(table(row(spanned))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
     const anchored = `<table:table-cell><draw:frame table:end-cell-address="S.XFD1048576" svg:width="1cm"/></table:table-cell>`;
-    expect(limitOf(refusal(() => prepareForPdf(buildOds(table(row(anchored))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
+    expect(limitOf(rejection(() => prepareForPdf(buildOds(table(row(anchored))), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
     const printed = `<table:table table:name="S" table:print-ranges="S.A1:S.XFD1048576">${row(odsNumber(1))}</table:table>`;
-    expect(limitOf(refusal(() => prepareForPdf(buildOds(printed), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
+    expect(limitOf(rejection(() => prepareForPdf(buildOds(printed), 'ods', 'markup')))?.name).toBe('convert.maxSheetArea');
   });
 
   it('XLSX: a far cell, a merged range, a print area or an array formula over a huge range is refused; the dimension and row spans are hints', () => {
@@ -80,7 +71,7 @@ describe('spreadsheets are counted before LibreOffice', () => {
       ['print area', buildXlsx(`<sheetData><row r="1">${data}</row></sheetData>`, { definedNames: '<definedName name="_xlnm.Print_Area" localSheetId="0">S!$A:$XFD</definedName>' }), 'convert.maxSheetArea'],
       ['array formula', buildXlsx('<sheetData><row r="1"><c r="A1"><f t="array" ref="A1:CV100000">1+1</f><v>2</v></c></row></sheetData>'), 'convert.maxSheetCells'],
     ];
-    for (const [what, xlsx, limit] of cases) expect(limitOf(refusal(() => prepareForPdf(xlsx, 'xlsx', 'markup')))?.name, what).toBe(limit);
+    for (const [what, xlsx, limit] of cases) expect(limitOf(rejection(() => prepareForPdf(xlsx, 'xlsx', 'markup')))?.name, what).toBe(limit);
     // Measured: a dimension of A1:XFD1048576 around one cell converts in 1.7 s (nothing is laid out for it).
     const hinted = buildXlsx(`<dimension ref="A1:XFD1048576"/><sheetData><row r="1" spans="1:16384">${data}</row></sheetData>`);
     expect(assertOoxmlStructure(OpcPackage.open(hinted, { mainPart: null }), 'sheets')).toMatchObject({ cells: 1, rows: 1, area: 1 });
@@ -104,22 +95,22 @@ describe('spreadsheets are counted before LibreOffice', () => {
   it('shared strings, rows, slides and shapes have limits of their own', () => {
     const small: StructureBudget = { ...STRUCTURE_BUDGET, maxSharedStrings: 3, maxSheetRows: 2, maxSlides: 2, maxShapes: 5 };
     const counter = new StructureCounter(small);
-    expect(limitOf(refusal(() => countSpreadsheetMl(`<sst>${'<si><t>a</t></si>'.repeat(4)}</sst>`, counter)))?.name).toBe('convert.maxSharedStrings');
-    expect(limitOf(refusal(() => countOdfTables(table(row(odsNumber(1), 3)), new StructureCounter(small))))?.name).toBe('convert.maxSheetRows');
+    expect(limitOf(rejection(() => countSpreadsheetMl(`<sst>${'<si><t>a</t></si>'.repeat(4)}</sst>`, counter)))?.name).toBe('convert.maxSharedStrings');
+    expect(limitOf(rejection(() => countOdfTables(table(row(odsNumber(1), 3)), new StructureCounter(small))))?.name).toBe('convert.maxSheetRows');
     const pptx = fixture('pandoc-writer.pptx');
     const slides = Object.keys(new PizZip(pptx).files).filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).length;
     expect(assertOoxmlStructure(OpcPackage.open(pptx, { mainPart: null }), 'slides').slides).toBe(slides);
-    expect(limitOf(refusal(() => assertOoxmlStructure(OpcPackage.open(pptx, { mainPart: null }), 'slides', small)))?.name).toBe('convert.maxSlides');
+    expect(limitOf(rejection(() => assertOoxmlStructure(OpcPackage.open(pptx, { mainPart: null }), 'slides', small)))?.name).toBe('convert.maxSlides');
     const odp = readZip(fixture('pandoc-writer.odp'));
     expect(assertOdfStructure(odp, 'slides').slides).toBe(slides);
-    expect(limitOf(refusal(() => assertOdfStructure(odp, 'slides', { ...STRUCTURE_BUDGET, maxShapes: 5 })))?.name).toBe('convert.maxShapes');
+    expect(limitOf(rejection(() => assertOdfStructure(odp, 'slides', { ...STRUCTURE_BUDGET, maxShapes: 5 })))?.name).toBe('convert.maxShapes');
   });
 
   it('a part declaring XML entities is refused (an entity could hide cells)', () => {
     const ods = buildOds('<!ENTITY cells "<table:table-cell/>">');
-    expect(refusal(() => prepareForPdf(ods, 'ods', 'markup'))).toMatchObject({ code: 'INVALID_FILE_FORMAT', message: expect.stringContaining('content.xml declares XML entities') });
+    expect(rejection(() => prepareForPdf(ods, 'ods', 'markup'))).toMatchObject({ code: 'INVALID_FILE_FORMAT', message: expect.stringContaining('content.xml declares XML entities') });
     const xlsx = buildXlsx('<sheetData><row r="1"><c r="A1"><v>1</v></c></row></sheetData><!ENTITY x "y">');
-    expect(refusal(() => prepareForPdf(xlsx, 'xlsx', 'markup'))).toMatchObject({ code: 'INVALID_FILE_FORMAT' });
+    expect(rejection(() => prepareForPdf(xlsx, 'xlsx', 'markup'))).toMatchObject({ code: 'INVALID_FILE_FORMAT' });
   });
 
   it('the corpus spreadsheets, presentations and CSV are far below every limit', () => {

@@ -8,21 +8,12 @@ import { markdownToDocx } from '../../../src/documents/markdown/index.js';
 import { MARKUP_COMPLEXITY } from '../../../src/documents/model/complexity.js';
 import { httpStatusOf } from '../../../src/http/error-status.js';
 import { answering } from '../../support/domain-error.js';
+import { rejection } from '../../support/domain-error.js';
 
 const limits = { maxBytes: 30 * 1024 * 1024, maxNestingDepth: 50 };
 const mdTable = (rows: number, cols: number) =>
   [`|${Array.from({ length: cols }, (_, i) => `h${i}`).join('|')}|`, `|${'---|'.repeat(cols)}`, ...Array.from({ length: rows }, (_, r) => `|${Array.from({ length: cols }, (_, c) => `${r}.${c}`).join('|')}|`)].join('\n');
 const htmlTable = (rows: number, cols: number) => `<table>${`<tr>${'<td>x</td>'.repeat(cols)}</tr>`.repeat(rows)}</table>`;
-
-function refusal(run: () => unknown): DomainError {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return err as DomainError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('Markdown complexity is counted before parsing', () => {
   it('a 1000 × 1000 table (5 MB) is refused as too many table cells, before any parsing', async () => {
@@ -36,17 +27,17 @@ describe('Markdown complexity is counted before parsing', () => {
 
   it('counts header columns × rows across tables, and a table at the limit passes', () => {
     expect(() => assertMarkdownNesting(mdTable(249, 100), 50)).not.toThrow(); // 250 × 100 = 25 000 cells
-    expect(refusal(() => assertMarkdownNesting(`${mdTable(200, 100)}\n\n${mdTable(60, 100)}`, 50)).message).toContain('table cells');
+    expect(rejection(() => assertMarkdownNesting(`${mdTable(200, 100)}\n\n${mdTable(60, 100)}`, 50)).message).toContain('table cells');
     // Pipes in prose are not a table: no delimiter row follows.
     expect(() => assertMarkdownNesting('a | b | c\n'.repeat(30_000), 50)).not.toThrow();
   });
 
   it('refuses more blocks and inline markers than the limits', () => {
-    expect(refusal(() => assertMarkdownNesting('- item\n'.repeat(MARKUP_COMPLEXITY.maxBlocks + 1), 50)).message).toContain('blocks');
+    expect(rejection(() => assertMarkdownNesting('- item\n'.repeat(MARKUP_COMPLEXITY.maxBlocks + 1), 50)).message).toContain('blocks');
     expect(() => assertMarkdownNesting('word\n\n'.repeat(1000), 50)).not.toThrow();
     // One paragraph each, 100 markers each: the total, not the paragraph, is past the limit.
     const paragraphs = `${'*a* '.repeat(50)}\n\n`.repeat(MARKUP_COMPLEXITY.maxInlineMarkers / 100 + 1);
-    expect(refusal(() => assertMarkdownNesting(paragraphs, 50)).message).toContain('markers');
+    expect(rejection(() => assertMarkdownNesting(paragraphs, 50)).message).toContain('markers');
   });
 });
 
@@ -61,7 +52,7 @@ describe('HTML complexity is counted before parsing', () => {
   });
 
   it('counts elements, and skips comments and raw text', () => {
-    expect(refusal(() => assertHtmlNesting('<span>x</span>'.repeat(MARKUP_COMPLEXITY.maxHtmlElements + 1), 50)).message).toContain('HTML elements');
+    expect(rejection(() => assertHtmlNesting('<span>x</span>'.repeat(MARKUP_COMPLEXITY.maxHtmlElements + 1), 50)).message).toContain('HTML elements');
     expect(() => assertHtmlNesting(`<!--${'<td>'.repeat(50_000)}--><script>${'<td>'.repeat(50_000)}</SCRIPT>`, 50)).not.toThrow();
   });
 });
