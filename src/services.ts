@@ -11,7 +11,7 @@ import { Metrics } from './http/metrics.js';
 import type { ConversionStages } from './office/stages.js';
 import { OfficePool } from './office/index.js';
 import { decideJail, probeJail } from './office/jail.js';
-import { convertOfficeToPdf, type DocxPreparer } from './documents/docx-pdf/index.js';
+import { convertOfficeToPdf, type DocxPreparer, type MarginDrawer } from './documents/docx-pdf/index.js';
 import { ANCHOR_SOURCES, identityRoot, portableAnchors, readPemBundle, SYSTEM_BUNDLE, type PortableAnchor } from './documents/pki/trust.js';
 import { loadTrustedListAnchors } from './documents/pki/trusted-lists.js';
 import { createOperations, documentWorkers, type Operations, type RenderOptions, type SigningSetup } from './operations/index.js';
@@ -122,6 +122,10 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
   };
   const tasks = documentWorkers(workers);
   const prepareOnWorker: DocxPreparer = (docx, mode, job, format) => tasks.prepareDocx({ docx, mode, format }, job);
+  const drawMarginOnWorker: MarginDrawer = async (pdf, keepAnnotations, job) => {
+    const out = await tasks.commentsInMargin({ pdf, keepAnnotations }, job);
+    return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  };
   const assertCanRenderPdf = () => {
     if (!office) throw new DomainError(ErrorCode.SERVICE_BUSY, 'PDF rendering is disabled on this instance (OFFICE_ENABLED=false).');
     return office;
@@ -141,6 +145,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
       pdf: options.pdf,
       stages,
       prepare: prepareOnWorker,
+      drawMargin: drawMarginOnWorker,
       job: options.job,
     });
     metrics.observeConversion(stages);

@@ -1,5 +1,5 @@
 import { envelopeTask } from '../src/compute/task-envelope.js';
-import { prepareForPdf, type PreparedDocx } from '../src/documents/docx-pdf/index.js';
+import { drawCommentsInMargin, prepareForPdf, type PreparedDocx } from '../src/documents/docx-pdf/index.js';
 import type { DocumentFormat } from '../src/inputs/formats.js';
 import type { TrackedChangesMode } from '../src/office/index.js';
 
@@ -13,3 +13,12 @@ export interface PrepareDocxTaskInput {
 
 /** Zip guard, scrub and tracked changes off the event loop (a zip bomb inflates up to the limit). */
 export const prepareDocx = envelopeTask<PrepareDocxTaskInput, PreparedDocx>((input) => prepareForPdf(input.docx, input.format ?? 'docx', input.mode));
+
+/** Structured-clonable input of the `drawCommentsInMargin` task: the PDF LibreOffice wrote with ExportNotes. */
+export interface CommentsInMarginTaskInput {
+  pdf: Uint8Array;
+  keepAnnotations: boolean;
+}
+
+/** commentsInMargin: the PDF read, laid out and extended off the event loop (bounded by MARGIN_LIMITS). */
+export const commentsInMargin = envelopeTask<CommentsInMarginTaskInput, Uint8Array>((input) => drawCommentsInMargin(input.pdf, { keepAnnotations: input.keepAnnotations }));

@@ -36,6 +36,7 @@ export interface DocumentWorkers {
   markdownToDocx: MarkupCall<'markdownToDocx'>;
   htmlToDocx: MarkupCall<'htmlToDocx'>;
   prepareDocx: Call<'prepareDocx'>;
+  commentsInMargin: Call<'commentsInMargin'>;
   signPdf: Call<'signPdfTask'>;
   signDocx: Call<'signDocxTask'>;
   extendPdf: Call<'extendPdfTask'>;
@@ -61,6 +62,7 @@ export function documentWorkers(pool: WorkerPool): DocumentWorkers {
     markdownToDocx: markup('markdownToDocx'),
     htmlToDocx: markup('htmlToDocx'),
     prepareDocx: call('prepareDocx'),
+    commentsInMargin: call('commentsInMargin'),
     signPdf: call('signPdfTask'),
     signDocx: call('signDocxTask'),
     extendPdf: call('extendPdfTask'),

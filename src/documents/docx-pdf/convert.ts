@@ -4,6 +4,7 @@ import type { ConversionStages } from '../../office/stages.js';
 import type { JobContext } from '../../compute/fair-queue.js';
 import { csvSeparator } from '../../inputs/detect-format.js';
 import { csvFilterOptions, OFFICE_IMPORTS, type DocumentFormat } from '../../inputs/formats.js';
+import { drawCommentsInMargin } from './comments-in-margin.js';
 import { prepareForPdf, type PreparedDocx } from './prepare.js';
 import { pdfFilterData, type PdfExportOptions } from './pdf-options.js';
 
@@ -11,6 +12,9 @@ import { pdfFilterData, type PdfExportOptions } from './pdf-options.js';
 export interface PdfConverter {
   convertToPdf(input: Buffer, options?: ConvertToPdfOptions): Promise<Buffer>;
 }
+
+/** Runs drawCommentsInMargin; the service runs it on a worker thread, tests may run it in place. */
+export type MarginDrawer = (pdf: Buffer, keepAnnotations: boolean, job?: JobContext) => Promise<Buffer>;
 
 /** Runs prepareForPdf; the service runs it on a worker thread, tests may run it in place. */
 export type DocxPreparer = (input: Buffer, mode: TrackedChangesMode, job?: JobContext, format?: DocumentFormat) => Promise<PreparedDocx>;
@@ -25,7 +29,11 @@ export interface DocxToPdfOptions {
   job?: JobContext;
   /** What the caller asks of the PDF (page ranges, PDF/A, …); absent: LibreOffice's defaults. */
   pdf?: PdfExportOptions;
+  /** Where comments are drawn in the margin (pdf.commentsInMargin); default: in this thread. */
+  drawMargin?: MarginDrawer;
 }
+
+const drawInPlace: MarginDrawer = async (pdf, keepAnnotations) => drawCommentsInMargin(pdf, { keepAnnotations });
 
 const prepareInPlace: DocxPreparer = async (input, mode, _job, format = 'docx') => prepareForPdf(input, format, mode);
 
@@ -53,7 +61,7 @@ export async function convertOfficeToPdf(pool: PdfConverter, input: Buffer, form
     if (prepared.timings.changes !== undefined) stages.changes = (stages.changes ?? 0) + prepared.timings.changes;
   }
   const document = prepared.rewritten ? Buffer.from(prepared.rewritten.buffer, prepared.rewritten.byteOffset, prepared.rewritten.byteLength) : input;
-  return pool.convertToPdf(document, {
+  const pdf = await pool.convertToPdf(document, {
     trackedChanges: 'markup',
     loadFilter: office.filter,
     filterOptions: filterOptionsFor(format, input),
@@ -66,6 +74,8 @@ export async function convertOfficeToPdf(pool: PdfConverter, input: Buffer, form
     stages,
     job: options.job,
   });
+  if (!options.pdf?.commentsInMargin) return pdf;
+  return (options.drawMargin ?? drawInPlace)(pdf, options.pdf.exportComments === true, options.job);
 }
 
 /** DOCX → PDF (convertOfficeToPdf for the format most callers have). */

@@ -12,6 +12,12 @@ export interface PdfExportOptions {
   landscape?: boolean;
   /** Comments as PDF text annotations (ExportNotes). */
   exportComments?: boolean;
+  /**
+   * Comments drawn in a margin beside each page (comments-in-margin.ts; LibreOffice 7.4 has no
+   * ExportNotesInMargin). LibreOffice is asked for the annotations, which are drawn and then
+   * removed unless exportComments is true as well.
+   */
+  commentsInMargin?: boolean;
   /** Headings and bookmarks as PDF outline entries (ExportBookmarks; LibreOffice's default is true). */
   exportBookmarks?: boolean;
   /** Form controls as PDF form fields (ExportFormFields; default true). */
@@ -46,6 +52,8 @@ export function pdfFilterData(options: PdfExportOptions = {}): PdfFilterData | u
   const data: PdfFilterData = {};
   if (options.pageRanges !== undefined) data.PageRange = options.pageRanges.replace(/\s+/g, '').replace(/;/g, ',');
   if (options.exportComments !== undefined) data.ExportNotes = options.exportComments;
+  // The margin is drawn from the annotations LibreOffice exports (comments-in-margin.ts).
+  if (options.commentsInMargin) data.ExportNotes = true;
   if (options.exportBookmarks !== undefined) data.ExportBookmarks = options.exportBookmarks;
   if (options.exportFormFields !== undefined) data.ExportFormFields = options.exportFormFields;
   if (options.losslessImageCompression !== undefined) data.UseLosslessCompression = options.losslessImageCompression;

@@ -29,6 +29,7 @@ const SPECS: Record<keyof PdfExportOptions, OptionSpec> = {
   },
   landscape: bool('Turn every page to landscape (Writer and Calc documents; slides keep their size).'),
   exportComments: bool('Word/Writer comments and spreadsheet notes as PDF text annotations (Gotenberg: exportNotes).'),
+  commentsInMargin: bool('Comments drawn in a margin on the right of each page: every page gets 40 % wider (180–400 pt, content not scaled), each comment a box with its author and text joined by a dotted line to its anchor; boxes stack without overlap and shrink to 6 then 5 pt, then are cut, when a page has more than fits. Also as annotations only with exportComments=true. Any format whose comments LibreOffice exports (Writer comments, spreadsheet notes, slide comments); at most 1000 comments and 2000 pages (Gotenberg: exportNotesInMargin).'),
   exportBookmarks: bool('Headings and bookmarks as the PDF outline (default true).', false),
   exportFormFields: bool('Form controls as PDF form fields (default true).', false),
   losslessImageCompression: bool('Compress images losslessly (Flate) instead of JPEG.'),
