@@ -3,14 +3,15 @@ import { parseXml } from '../documents/ooxml/xml.js';
 import { peekZip } from '../documents/ooxml/zip/read.js';
 import { CFB_MAGIC, readCompoundFile } from './compound-file.js';
 import { TEXT_FORMATS, type DocumentFormat } from './formats.js';
+import { iworkKind, type IworkKind } from './iwork.js';
 
 /**
  * The one format detector every route uses. A format is read from the content: magic numbers, the
  * streams of an OLE2 compound file, an OOXML package's main content type, an OpenDocument package's
- * mimetype. Only text (TXT, CSV, Markdown, HTML) carries no mark of its format; for it the caller's
- * `from` is trusted, and without one the content is sniffed (RTF and HTML by their start, CSV by
- * consistent delimited lines) with the file name's extension choosing only among the text formats
- * the content can be. A file name alone never decides.
+ * mimetype, an Apple iWork package's index (iwork.ts). Only text (TXT, CSV, Markdown, HTML) carries
+ * no mark of its format; for it the caller's `from` is trusted, and without one the content is
+ * sniffed (RTF and HTML by their start, CSV by consistent delimited lines) with the file name's
+ * extension choosing only among the text formats the content can be. A file name alone never decides.
  */
 
 export interface FormatHints {
@@ -152,10 +153,18 @@ function packageFormat(data: Buffer): ContentFormat {
     const format = ODF_MIMETYPES[mimetype];
     return format ? { kind: 'known', format } : { kind: 'unsupported', what: `an OpenDocument package of another kind (${mimetype.slice(0, 80)})` };
   }
-  if (names.includes('Index/Document.iwa')) return { kind: 'unsupported', what: 'an Apple Pages/Numbers/Keynote package (iWork 2013 and later), which LibreOffice does not read' };
+  const iwork = iworkKind(data, names);
+  if (iwork === 'pages') return { kind: 'known', format: 'pages' };
+  if (iwork) return { kind: 'unsupported', what: IWORK_REFUSED[iwork] };
   if (contentTypes) return { kind: 'unsupported', what: 'an OOXML package without a main document' };
   return { kind: 'unsupported', what: 'a ZIP archive that is no office document' };
 }
+
+const IWORK_REFUSED: Record<Exclude<IworkKind, 'pages'>, string> = {
+  numbers: 'an Apple Numbers document; of Apple iWork, docproc converts Pages documents only',
+  keynote: 'an Apple Keynote or Numbers document; of Apple iWork, docproc converts Pages documents only',
+  unknown: 'an Apple iWork package whose application cannot be read (its index is damaged, or larger than 8 MB)',
+};
 
 /** What text without `from` is: HTML when it starts with a tag, else the name's text format, else CSV when it reads as a table, else Markdown. */
 export function sniffTextFormat(data: Buffer, filename?: string): DocumentFormat {

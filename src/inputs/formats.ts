@@ -5,7 +5,7 @@
 export const DOCUMENT_FORMATS = [
   'pdf',
   // Writer
-  'doc', 'dot', 'docx', 'docm', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd',
+  'doc', 'dot', 'docx', 'docm', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd', 'pages',
   // Calc
   'xls', 'xlsx', 'xlsm', 'ods', 'csv',
   // Impress
@@ -42,6 +42,8 @@ export const OFFICE_IMPORTS: Readonly<Partial<Record<DocumentFormat, OfficeImpor
   rtf: { application: 'writer', filter: 'Rich Text Format' },
   txt: { application: 'writer', filter: 'Text (encoded)', filterOptions: 'UTF8,LF,Liberation Mono,en-US' },
   wpd: { application: 'writer', filter: 'WordPerfect' },
+  /** Apple Pages '09 and 2013+ (libetonyek); detected in iwork.ts. */
+  pages: { application: 'writer', filter: 'Apple Pages' },
   xls: { application: 'calc', filter: 'MS Excel 97' },
   xlsx: { application: 'calc', filter: 'Calc MS Excel 2007 XML' },
   xlsm: { application: 'calc', filter: 'Calc MS Excel 2007 VBA XML' },

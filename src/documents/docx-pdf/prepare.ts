@@ -32,7 +32,7 @@ const NOTHING_TO_REFRESH: DocumentWork = { fields: false, indexes: false };
  * Word documents with `accept`/`reject` resolves tracked changes in the OOXML so LibreOffice never
  * sees them; and tells what else the document needs (document-work.ts). An OpenDocument package
  * gets the ZIP guard and, for ODS/ODP, the structure budget (its bytes are not rewritten); a CSV's
- * cells are counted on its text; other formats go to LibreOffice as they are (their import filters
+ * cells are counted on its text; an Apple Pages package gets the ZIP guard; other formats go to LibreOffice as they are (their import filters
  * read them inside the jail). CPU-bound and input-sized: it runs in a worker
  * thread (workers/docx-pdf.ts).
  */
@@ -44,6 +44,11 @@ export function prepareForPdf(input: Uint8Array, format: DocumentFormat, mode: T
     const kind = KIND[format];
     if (kind) assertOdfStructure(entries, kind);
     return { work: format === 'odt' || format === 'ott' ? undefined : NOTHING_TO_REFRESH, timings: { guards: performance.now() - started } };
+  }
+  if (format === 'pages') {
+    // The ZIP guard (sizes, ratios, names) before libetonyek inflates it in the jail.
+    readZip(buffer);
+    return { timings: { guards: performance.now() - started } };
   }
   if (format === 'csv') {
     const text = buffer.toString('utf8');

@@ -85,7 +85,7 @@ export default function convertRoutes(services: Services): FastifyPluginAsyncTyp
           tags: ['Convert'],
           summary: 'Convert office documents→PDF, Markdown/HTML→DOCX or PDF',
           description:
-            'Word (doc, dot, docx, docm, dotx, odt, ott, rtf, txt, wpd), spreadsheets (xls, xlsx, xlsm, ods, csv — laid out as tables) and presentations (ppt, pptx, odp) render to PDF on warm LibreOffice processes, ' +
+            'Word (doc, dot, docx, docm, dotx, odt, ott, rtf, txt, wpd, Apple Pages \'09 and 2013+), spreadsheets (xls, xlsx, xlsm, ods, csv — laid out as tables) and presentations (ppt, pptx, odp) render to PDF on warm LibreOffice processes, ' +
             'Word documents with tracked changes (see trackedChanges), fields and tables of contents brought up to date; linked content is never fetched. ' +
             'PDF options (pageRanges, landscape, pdfa, pdfua, …) are accepted as query parameters or multipart fields; an unknown one is a 400. ' +
             'Markdown (CommonMark + GFM, front matter) and HTML become native DOCX (Word styles, numbering, footnotes, tracked changes for `<ins>`/`<del>`), and PDF through the same renderer. ' +

@@ -309,7 +309,7 @@ function checkLocalHeader(buf: Buffer, entry: CentralEntry): { dataOffset: numbe
   return { dataOffset, end: flags & FLAG_DESCRIPTOR ? dataEnd + descriptorLength(buf, dataEnd, entry) : dataEnd };
 }
 
-/** Sizes of a local header: a ZIP64 field there holds both (APPNOTE 4.5.3), and must agree with the classic fields that did not overflow. */
+/** Sizes of a local header: a ZIP64 field there holds both (APPNOTE 4.5.3), and must agree with the classic fields that did not overflow (or be all zeros: a placeholder). */
 function localSizes(extra: Map<number, Buffer>, header: Sizes, where: string): Sizes {
   const field = extra.get(EXTRA.zip64);
   const overflow = header.uncompressed === U32_MAX || header.compressed === U32_MAX;
@@ -319,6 +319,10 @@ function localSizes(extra: Map<number, Buffer>, header: Sizes, where: string): S
   }
   if (field.length < 16) throw broken(`a short ZIP64 field in the local header of ${where}`);
   const sizes = { uncompressed: readU64(field, 0), compressed: readU64(field, 8) };
+  // A field of zeros beside classic sizes that did not overflow is a placeholder (Apple's iWork '09
+  // writer leaves one): readers take the classic sizes then (APPNOTE 4.5.3 uses the field only for
+  // 0xFFFFFFFF), and so does this one.
+  if (!overflow && sizes.uncompressed === 0 && sizes.compressed === 0) return header;
   const agrees = (classic: number, value: number) => classic === U32_MAX || classic === value;
   if (!agrees(header.uncompressed, sizes.uncompressed) || !agrees(header.compressed, sizes.compressed)) {
     throw broken(`the ZIP64 and classic sizes in the local header of ${where} differ`);
