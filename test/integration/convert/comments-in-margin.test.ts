@@ -58,6 +58,21 @@ function odsWithNote(): Buffer {
   return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
+/** A one-slide ODP made here with a slide comment (officeooo:annotation). */
+function odpWithComment(): Buffer {
+  const zip = new PizZip();
+  zip.file('mimetype', 'application/vnd.oasis.opendocument.presentation', { compression: 'STORE' });
+  zip.file('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
+    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.presentation"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>');
+  zip.file('content.xml', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" ' +
+    'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:officeooo="http://openoffice.org/2009/office" office:version="1.2"><office:body><office:presentation><draw:page draw:name="p1">' +
+    '<draw:frame svg:x="2cm" svg:y="2cm" svg:width="10cm" svg:height="3cm"><draw:text-box><text:p>Slide body text</text:p></draw:text-box></draw:frame>' +
+    '<officeooo:annotation svg:x="3cm" svg:y="3cm" svg:width="1cm" svg:height="1cm"><dc:creator>Ada</dc:creator><dc:date>2026-01-01T00:00:00</dc:date><text:p>A slide comment in the margin</text:p></officeooo:annotation>' +
+    '</draw:page></office:presentation></office:body></office:document-content>');
+  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
+}
+
 let t: TestApp;
 let key: string;
 
@@ -169,6 +184,16 @@ describe('commentsInMargin on POST /v1/convert', () => {
     expect(fonts.some((f) => /DejaVuSans-Bold/.test(f.name))).toBe(true);
     expect(fonts.filter((f) => !f.embedded)).toEqual([]);
     expect(pdfText(pdf)).toContain(docxComments(SIX_COMMENTS)[5]);
+  });
+
+  it('slide comments too: Impress exports them as annotations', async () => {
+    const [[body]] = pageSizes(await convert(odpWithComment(), 's.odp')) as [[number, number]];
+    const pdf = await convert(odpWithComment(), 's.odp', '?commentsInMargin=true');
+    expect(pageSizes(pdf)[0]![0]).toBeCloseTo(body + marginWidth(body), 1);
+    const text = pdfText(pdf);
+    expect(text).toContain('Slide body text');
+    expect(text).toContain('A slide comment in the margin');
+    expect(darkestInMargin(pdf, 1, body)).toBeLessThan(128);
   });
 
   it('spreadsheet notes too: Calc exports them as annotations, titled by their cell', async () => {
