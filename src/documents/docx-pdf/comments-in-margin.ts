@@ -15,7 +15,8 @@ import { formatNumber as f, wrapText } from '../sign/pdf/text.js';
  * incremental update with the one writer:
  * - every page gets wider by a margin on its right (40 % of the page width, at least 180 pt and at
  *   most 400 pt): the page content is not scaled or moved, so links, form fields, outline
- *   destinations and the annotations keep their coordinates; it is clipped to its old box;
+ *   destinations and the annotations keep their coordinates; it is clipped to its old box (a page
+ *   with /Rotate, which LibreOffice does not write, gets it on the right of the unrotated page);
  * - each comment is a pale box in the margin with its author (bold) and its text, wrapped to the
  *   box, joined by a dotted line to a mark at its anchor; the drawing is marked as an artifact
  *   (/Artifact BMC) so a tagged PDF's structure is unchanged;
