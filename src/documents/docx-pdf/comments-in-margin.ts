@@ -231,7 +231,10 @@ function withoutComments(view: PdfView, page: PdfDict): { Annots?: PdfValue } {
   return { Annots: kept.length > 0 ? kept : undefined };
 }
 
-const stream = (content: string) => pdfStream(pdfDict({ Filter: pdfName('FlateDecode') }), deflateSync(Buffer.from(content, 'latin1')));
+/** A content stream, deflated unless it is a few operators. */
+const stream = (content: string) => (content.length < 200
+  ? pdfStream(pdfDict({}), Buffer.from(content, 'latin1'))
+  : pdfStream(pdfDict({ Filter: pdfName('FlateDecode') }), deflateSync(Buffer.from(content, 'latin1'))));
 
 /**
  * The PDF with every page widened by a margin and the comments drawn in it (see the file comment);
@@ -246,6 +249,17 @@ export async function drawCommentsInMargin(pdf: Uint8Array, { keepAnnotations = 
   const writer = new IncrementalWriter(view);
   const fonts = new RevisionFonts(writer);
   const resources = new Map<string, PdfRef>();
+  // One object per distinct content: pages of one size share their clip, pages without comments their margin.
+  const streams = new Map<string, PdfRef>();
+  const shared = (content: string): PdfRef => {
+    let ref = streams.get(content);
+    if (!ref) {
+      ref = writer.allocate();
+      writer.set(ref, stream(content));
+      streams.set(content, ref);
+    }
+    return ref;
+  };
   pages.forEach((page, index) => {
     if (page.num === undefined) return;
     const media = box(view, inherited(view, page.dict, 'MediaBox'));
@@ -269,10 +283,8 @@ export async function drawCommentsInMargin(pdf: Uint8Array, { keepAnnotations = 
     }
     const contents = view.resolve(page.dict.get('Contents'));
     const parts: PdfValue[] = Array.isArray(contents) ? contents : page.dict.get('Contents') === undefined ? [] : [page.dict.get('Contents')!];
-    const clip = writer.allocate();
-    writer.set(clip, stream(`q ${f(shown[0])} ${f(shown[1])} ${f(shown[2] - shown[0])} ${f(shown[3] - shown[1])} re W n\n`));
-    const drawn = writer.allocate();
-    writer.set(drawn, stream(marginContent(comments[index]!, shown, margin, fonts)));
+    const clip = shared(`q ${f(shown[0])} ${f(shown[1])} ${f(shown[2] - shown[0])} ${f(shown[3] - shown[1])} re W n\n`);
+    const drawn = shared(marginContent(comments[index]!, shown, margin, fonts));
     writer.set(view.refTo(page.num), withEntries(page.dict, {
       MediaBox: widen(media),
       CropBox: crop ? widen(crop) : undefined,
