@@ -5,13 +5,13 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { describe, expect, it } from 'vitest';
 import {
-  OID, assembleSignedData, buildSignedAttributes, issuerAndSerial, signAttributes, signatureAlgorithmOf, signedAttributesDer, type CmsSigner,
+  OID, assembleSignedData, buildSignedAttributes, issuerAndSerial, signAttributes, signatureAlgorithmOf, signedAttributesDer, signedAttributesDerByPkijs, type CmsSigner,
 } from '../../../src/documents/pki/cms/build.js';
 import { parsePkcs12 } from '../../../src/documents/sign/identity.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 
 /**
- * The SignedData written as DER by assembleSignedData against the same structure built with
+ * The signed attributes and the SignedData written as DER by buildSignedAttributes and assembleSignedData against the same structure built with
  * pkijs object by object (the library verify reads CMS with): byte for byte equal, for an RSA
  * signer with a 5-certificate chain, an EC key, with and without a signature time-stamp token;
  * and pkijs reads back the signer and a signature that verifies over the signed attributes.
@@ -58,6 +58,8 @@ describe('assembleSignedData (DER written from parts) against pkijs', () => {
     it(`${label}: byte for byte what pkijs writes, with and without a time-stamp token`, () => {
       for (let n = 0; n < 5; n++) {
         const attributes = buildSignedAttributes(Buffer.alloc(32, n * 37), signer.certificate);
+        // The signed attributes written from parts are what asn1js encodes from the pkijs objects.
+        expect(signedAttributesDer(attributes).equals(signedAttributesDerByPkijs(attributes))).toBe(true);
         const signatureValue = signAttributes(attributes, signer.privateKey);
         const plain = assembleSignedData({ signer, attributes, signatureValue });
         expect(plain.equals(withPkijs(signer, attributes, signatureValue))).toBe(true);

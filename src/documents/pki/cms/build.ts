@@ -74,6 +74,8 @@ interface ParsedCertificate {
   der: Buffer;
   /** The ESS signing-certificate-v2 attribute naming this certificate (the same for every signature). */
   signingCertificate?: pkijs.Attribute;
+  /** That attribute's DER. */
+  signingCertificateDer?: Buffer;
   /** Its IssuerAndSerialNumber, DER (the signer identifier of every SignerInfo it signs). */
   issuerAndSerialDer?: Buffer;
 }
@@ -136,27 +138,62 @@ export function signatureAlgorithmOf(key: KeyObject): pkijs.AlgorithmIdentifier 
   throw new Error(`unsupported signing key type ${key.asymmetricKeyType}`);
 }
 
-/** The signed attributes, in DER order. */
+/** The signed attributes: their DER SET (what the signature covers) and, for readers, the pkijs form of the same. */
 export interface SignedAttributes {
-  attributes: pkijs.Attribute[];
+  /** The explicit SET OF Attribute (tag 0x31, RFC 5652 §5.4), elements in DER order. */
+  der: Buffer;
+  /** The same attributes as pkijs objects, in DER order (built on first use; signing does not need them). */
+  readonly attributes: pkijs.Attribute[];
 }
 
+/** One Attribute: SEQUENCE { type OID, SET { value } }. */
+const attributeDer = (type: string, valueDer: Buffer) => tlv(TAG.sequence, oidDer(type), tlv(TAG.set, valueDer));
+
+function signingCertificateV2Der(certificate: X509Certificate): Buffer {
+  const entry = parsed(certificate);
+  entry.signingCertificateDer ??= der(signingCertificateV2(certificate).toSchema());
+  return entry.signingCertificateDer;
+}
+
+/**
+ * Content-type, message-digest and ESS signing-certificate-v2, written as DER from parts: the
+ * first and the last are the same for every signature of a signer (encoded once by asn1js/pkijs),
+ * the digest is this signature's. Building and encoding the pkijs objects for each signature
+ * cost ~0.3 ms (twice: once to sort, once to encode); test/unit/pki/cms-assembly.test.ts checks
+ * the bytes against pkijs's encoding of the same attributes.
+ */
 export function buildSignedAttributes(contentDigest: Buffer, certificate: X509Certificate): SignedAttributes {
-  const attributes = [
-    new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }),
-    new pkijs.Attribute({ type: OID.messageDigest, values: [new asn1js.OctetString({ valueHex: contentDigest })] }),
-    signingCertificateV2(certificate),
-  ];
-  return { attributes: derSorted(attributes) };
+  const parts = [
+    once('contentType attribute', () => new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }).toSchema()),
+    attributeDer(OID.messageDigest, tlv(TAG.octetString, contentDigest)),
+    signingCertificateV2Der(certificate),
+  ].sort(Buffer.compare); // SET OF in DER order (X.690 §11.6)
+  let attributes: pkijs.Attribute[] | undefined;
+  return {
+    der: tlv(TAG.set, ...parts),
+    get attributes() {
+      attributes ??= derSorted([
+        new pkijs.Attribute({ type: OID.contentType, values: [new asn1js.ObjectIdentifier({ value: OID.data })] }),
+        new pkijs.Attribute({ type: OID.messageDigest, values: [new asn1js.OctetString({ valueHex: contentDigest })] }),
+        signingCertificateV2(certificate),
+      ]);
+      return attributes;
+    },
+  };
 }
 
 /** The DER the signature covers: the attributes as an explicit SET OF (tag 0x31, RFC 5652 §5.4). */
 export function signedAttributesDer(attributes: SignedAttributes): Buffer {
+  return attributes.der;
+}
+
+/** The same DER encoded by asn1js from the pkijs objects (for tests comparing the two). */
+export function signedAttributesDerByPkijs(attributes: SignedAttributes): Buffer {
   return der(new asn1js.Set({ value: attributes.attributes.map((a) => a.toSchema()) }));
 }
 
 export function signAttributes(attributes: SignedAttributes, privateKey: KeyObject): Buffer {
-  return cryptoSign('sha256', signedAttributesDer(attributes), privateKey);
+  return cryptoSign('sha256', attributes.der, privateKey);
 }
 
 export interface AssembleOptions {
