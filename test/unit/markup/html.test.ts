@@ -227,5 +227,13 @@ describe('reference document', () => {
     expect((headed.match(/<w:tblHeader\/>/g) ?? []).length).toBe(1);
     const explicitBody = await body('<table><tbody><tr><th>X</th><th>Y</th></tr><tr><td>1</td><td>2</td></tr></tbody></table>');
     expect(explicitBody).not.toContain('<w:tblHeader/>');
+    // Written and implied bodies in one document, tags in any case, a table nested in a cell: each
+    // <tbody> is told apart on its own (the parser tracks locations only for such documents).
+    const mixed = await body(
+      '<table><TBODY><tr><TH>A</TH></tr><tr><td>1</td></tr></table>' +
+      '<table><tr><th>B</th></tr><tr><td><table><tbody><tr><th>C</th></tr><tr><td>2</td></tr></tbody></table></td></tr></table>' +
+      '<table><tr><th>D</th></tr><tr><td>3</td></tr></table>',
+    );
+    expect((mixed.match(/<w:tblHeader\/>/g) ?? []).length).toBe(2);
   });
 });
