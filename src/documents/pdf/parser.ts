@@ -258,10 +258,9 @@ export class PdfParser {
 
   private parseDictOrStream(depth: number): PdfDict | PdfStream {
     const entries = new Map<string, PdfValue>();
-    const atEnd = () => this.data[this.pos] === 0x3e && this.data[this.pos + 1] === 0x3e;
     for (let items = 0; ; items++) {
       this.skipWhitespace();
-      if (atEnd()) {
+      if (this.atDictEnd()) {
         this.pos += 2;
         break;
       }
@@ -273,7 +272,7 @@ export class PdfParser {
       }
       const key = this.readName().name;
       this.skipWhitespace();
-      if (atEnd()) continue; // a last key without a value: null, i.e. absent (§7.3.7)
+      if (this.atDictEnd()) continue; // a last key without a value: null, i.e. absent (§7.3.7)
       const value = this.parseObject(depth + 1);
       // Readers differ on which value counts (qpdf and pdf.js keep the last; poppler searches sorted large dictionaries).
       if (entries.has(key) && !pdfEqual(entries.get(key), value)) this.reportAmbiguity?.(`a dictionary repeats the key /${key} with another value`);
@@ -285,6 +284,11 @@ export class PdfParser {
     if (this.matchKeyword('stream')) return this.readStreamBody(dict);
     this.pos = save;
     return dict;
+  }
+
+  /** At `>>` (a method, not a closure made for every dictionary parsed). */
+  private atDictEnd(): boolean {
+    return this.data[this.pos] === 0x3e && this.data[this.pos + 1] === 0x3e;
   }
 
   private matchKeyword(word: string): boolean {
