@@ -56,9 +56,9 @@ function parseHtml(text: string, maxDepth: number): hast.Root {
     if (withBodies) {
       const written = bodiesOf<Parse5Node>(document, (n) => ('childNodes' in n ? n.childNodes : undefined), (n) => n.nodeName === 'tbody');
       const bodies = bodiesOf<hast.Root | hast.RootContent>(tree, (n) => ('children' in n ? n.children : undefined), (n) => n.type === 'element' && n.tagName === 'tbody');
-      // hast-util-from-parse5 maps node for node, so the walks pair up; a mismatch is a bug here.
-      if (written.length !== bodies.length) throw new Error(`parseHtml: ${written.length} parse5 <tbody> elements but ${bodies.length} in hast`);
-      written.forEach((body, i) => {
+      // hast-util-from-parse5 maps node for node, so the walks pair up. Were they ever not to, no
+      // <tbody> is taken as written (a first <th> row may then head its table) rather than fail.
+      if (written.length === bodies.length) written.forEach((body, i) => {
         const location = (body as Parse5Element).sourceCodeLocation;
         if (!location) return;
         (bodies[i] as hast.Element).position = {
