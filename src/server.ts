@@ -48,6 +48,22 @@ async function main() {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  if (process.env.DIAG_EVENT_LOOP_STALL_MS) watchEventLoopStalls(Number(process.env.DIAG_EVENT_LOOP_STALL_MS));
+}
+
+/**
+ * Diagnostic (bench/lb-isolation.ts): every time the event loop was held longer than `thresholdMs`,
+ * one line on stderr with when and for how long. Off unless DIAG_EVENT_LOOP_STALL_MS is set.
+ */
+function watchEventLoopStalls(thresholdMs: number) {
+  const tick = 5;
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    const stall = now - last - tick;
+    if (stall > thresholdMs) process.stderr.write(`diag-stall ${Date.now()} ${stall.toFixed(0)}\n`);
+    last = now;
+  }, tick).unref();
 }
 
 /** Counts the requests the server has received and not yet answered; resolves when none is left. */

@@ -28,12 +28,14 @@ export interface StartOptions {
   env: Record<string, string>;
   /** Give up waiting for /v1/health/ready after this long (the office pool starts first). */
   readyTimeoutMs?: number;
+  /** Node options before the entry point (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeArgs?: string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startService(options: StartOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: String(options.port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
