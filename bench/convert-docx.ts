@@ -29,6 +29,7 @@ import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
+import { nicePrefix } from '../src/compute/background-priority.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
 const DOCUMENTS = [
@@ -65,6 +66,9 @@ const median = (values: number[]): number => {
 };
 const fmt = (v: number, digits = 0) => v.toFixed(digits);
 
+/** The service's office processes run BACKGROUND_NICE steps below it (src/compute/background-priority.ts); the baseline too. */
+const BASELINE_NICE = loadConfig({ ...process.env }).office.nice;
+
 /** One bare-uno.py process: JSON commands in, JSON answers out. */
 class BareOffice {
   private readonly lines: AsyncIterator<string>;
@@ -73,7 +77,9 @@ class BareOffice {
   }
 
   static async start(workDir: string, inputs: string[]): Promise<BareOffice> {
-    const child = spawn('/usr/bin/python3', [path.join(import.meta.dirname, 'support', 'bare-uno.py'), SOFFICE, workDir, ...inputs], {
+    // At the service's office priority (BACKGROUND_NICE below this process), so both sides compete alike.
+    const [file, ...args] = [...nicePrefix(BASELINE_NICE), '/usr/bin/python3', path.join(import.meta.dirname, 'support', 'bare-uno.py'), SOFFICE, workDir, ...inputs];
+    const child = spawn(file!, args, {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workDir, TMPDIR: workDir },
     });
@@ -103,7 +109,8 @@ class BareOffice {
 async function coldConvert(input: string, workDir: string): Promise<number> {
   const t0 = performance.now();
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(SOFFICE, [`-env:UserInstallation=file://${workDir}/cold-profile`, '--headless', '--convert-to', 'pdf', '--outdir', path.join(workDir, 'cold'), input], {
+    const [file, ...args] = [...nicePrefix(BASELINE_NICE), SOFFICE, `-env:UserInstallation=file://${workDir}/cold-profile`, '--headless', '--convert-to', 'pdf', '--outdir', path.join(workDir, 'cold'), input];
+    const child = spawn(file!, args, {
       stdio: 'ignore',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workDir, TMPDIR: workDir },
     });

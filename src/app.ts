@@ -113,7 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Every operation takes JSON or multipart (see each schema); Fastify's built-in text/plain parser
   // would hand a route a string it never expects. Without it, other types get 415 (error handler).
   app.removeContentTypeParser('text/plain');
-  installJsonBodyParser(app, config.limits.maxJsonBytes);
+  installJsonBodyParser(app, config.limits.maxJsonBytes, config.workers.nice);
   app.addSchema(ProblemSchema);
   app.addSchema(WarningSchema);
   app.addSchema(DocumentResultSchema);

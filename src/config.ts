@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
+import { DEFAULT_BACKGROUND_NICE } from './compute/background-priority.js';
 
 /**
  * Every setting comes from the environment, is parsed and checked once here, and start-up
@@ -52,7 +53,8 @@ export interface Config {
     maxInflightBodyBytes: number;
   };
   /** memoryMb: heap ceiling of each worker thread (WORKER_MEMORY_MB); see the README's memory budget. */
-  workers: { threads: number; maxQueue: number; taskTimeoutMs: number; queueWaitMs: number; memoryMb: number };
+  /** `nice`: BACKGROUND_NICE, how far below the event loop worker threads (and office processes) run. */
+  workers: { threads: number; maxQueue: number; taskTimeoutMs: number; queueWaitMs: number; memoryMb: number; nice: number };
   office: {
     enabled: boolean;
     /** Run LibreOffice without its bubblewrap jail where the jail cannot be set up (default false: refuse to start). */
@@ -64,6 +66,8 @@ export interface Config {
     convertTimeoutMs: number;
     maxJobsPerProcess: number;
     maxRssBytes: number;
+    /** BACKGROUND_NICE: the office processes run this many nice steps below the service. */
+    nice: number;
   };
   /** allowPrivateAddresses mirrors OUTBOUND_ALLOW_PRIVATE_ADDRESSES, which governs every outbound request. */
   urlInputs: { allowed: boolean; allowHttp: boolean; maxBytes: number; timeoutMs: number; allowPrivateAddresses: boolean };
@@ -266,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
       taskTimeoutMs: readInt(env, 'WORKER_TASK_TIMEOUT_MS', 60_000, 100),
       queueWaitMs: readInt(env, 'QUEUE_WAIT_MS', 30_000, 100),
       memoryMb: readInt(env, 'WORKER_MEMORY_MB', 256, 32, 16_384),
+      nice: readInt(env, 'BACKGROUND_NICE', DEFAULT_BACKGROUND_NICE, 0, 19),
     },
     office: {
       enabled: readBool(env, 'OFFICE_ENABLED', true),
@@ -276,6 +281,7 @@ export function loadConfig(env: Env = process.env): Config {
       convertTimeoutMs: readInt(env, 'CONVERT_TIMEOUT_MS', 60_000, 100),
       maxJobsPerProcess: readInt(env, 'OFFICE_MAX_JOBS_PER_PROCESS', 1000, 1),
       maxRssBytes: readInt(env, 'OFFICE_MAX_RSS_MB', 1024, 256) * 1024 * 1024,
+      nice: readInt(env, 'BACKGROUND_NICE', DEFAULT_BACKGROUND_NICE, 0, 19),
     },
     urlInputs: {
       allowed: readBool(env, 'ALLOW_URL_INPUTS', false),

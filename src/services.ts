@@ -97,6 +97,7 @@ export function createServices(config: Config, log: FastifyBaseLogger, overrides
         timeoutMs: config.office.convertTimeoutMs,
         maxJobsPerProcess: config.office.maxJobsPerProcess,
         maxRssBytes: config.office.maxRssBytes,
+        nice: config.office.nice,
         maxQueue: config.office.maxQueue,
         queueWaitMs: config.office.queueWaitMs,
         handleSignals: false,

@@ -7,6 +7,8 @@ export interface AnnotateTaskInput {
   template: Uint8Array;
   fields: AnnotateField[];
   data?: Record<string, unknown>;
+  /** `data` as JSON text (a large JSON request body's), parsed here rather than on the event loop. */
+  dataJson?: Uint8Array;
   images?: Record<string, Uint8Array>;
   options?: AnnotateOptions;
 }
@@ -19,6 +21,8 @@ export interface AnnotateTaskOutput {
 export const annotate = envelopeTask<AnnotateTaskInput, AnnotateTaskOutput>(async (input) => {
   // Once per worker thread: SVG images need the resvg WebAssembly module for their PNG fallback.
   await loadSvgRenderer();
-  const result = annotateDocx(input);
+  const { dataJson, ...rest } = input;
+  const data = dataJson ? (JSON.parse(Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8')) as Record<string, unknown>) : input.data;
+  const result = annotateDocx({ ...rest, data });
   return { docx: new Uint8Array(result.docx.buffer, result.docx.byteOffset, result.docx.byteLength), warnings: result.warnings };
 });

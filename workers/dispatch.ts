@@ -1,4 +1,9 @@
+import { workerData } from 'piscina';
+import { lowerThisThread } from '../src/compute/background-priority.js';
 import * as tasks from './index.js';
+
+// Below the event loop (WorkerPool's `nice`): a core is the event loop's first whenever it needs one.
+lowerThisThread(Number((workerData as { nice?: number } | undefined)?.nice ?? 0));
 
 type Task = (input: unknown) => unknown;
 

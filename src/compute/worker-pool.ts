@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { DomainError, ErrorCode, serviceBusy } from '../errors/domain-error.js';
 import { Admission, type Refusal } from './admission.js';
+import { DEFAULT_BACKGROUND_NICE } from './background-priority.js';
 import type { JobContext } from './fair-queue.js';
 import { unwrapEnvelope, type TaskEnvelope } from './task-envelope.js';
 
@@ -24,6 +25,11 @@ export interface WorkerPoolOptions {
    * own thread only: the caller gets 422 DOCUMENT_TOO_COMPLEX and Piscina starts a fresh thread.
    */
   memoryMb?: number;
+  /**
+   * Nice steps each worker thread lowers itself by (background-priority.ts), so the event loop
+   * gets a core first; default DEFAULT_BACKGROUND_NICE, 0 keeps the process's priority.
+   */
+  nice?: number;
 }
 
 /**
@@ -82,6 +88,7 @@ export class WorkerPool {
       minThreads: 1,
       maxThreads: options.threads,
       idleTimeout: 60_000,
+      workerData: { nice: options.nice ?? DEFAULT_BACKGROUND_NICE },
       resourceLimits: options.memoryMb
         ? { maxOldGenerationSizeMb: options.memoryMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB, stackSizeMb: STACK_MB }
         : { stackSizeMb: STACK_MB },
@@ -92,7 +99,7 @@ export class WorkerPool {
    * Runs a task for `job`'s caller: 503 + Retry-After when the queue is full or no thread frees up
    * within queueWaitMs, 504 when the task itself runs past taskTimeoutMs (counted from its start, so
    * callers queued behind a slow task are not charged for it). `transferList`: MessagePorts in
-   * `input` (port-call.ts), moved to the worker.
+   * `input` (port-call.ts) or buffers of it (annotate's data as JSON bytes), moved to the worker.
    */
   async run<I, O>(task: string, input: I, job?: JobContext, transferList?: TransferListItem[]): Promise<O> {
     await this.admission.admit(job);

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DEFAULT_BACKGROUND_NICE } from '../compute/background-priority.js';
 import { validationError } from '../errors/domain-error.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 
@@ -15,7 +16,13 @@ export const LARGE_JSON_BYTES = 1024 * 1024;
 
 /** What the parser thread runs (plain JavaScript, evaluated: the same in development and in dist/). */
 const PARSER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
+// Below the event loop, as the worker threads (src/compute/background-priority.ts, lowerThisThread).
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  const os = require('node:os');
+  if (workerData.nice > 0 && tid !== process.pid) os.setPriority(tid, Math.min(19, os.getPriority(tid) + workerData.nice));
+} catch {}
 const hasOwn = Object.prototype.hasOwnProperty;
 // Nesting past maxDepth, or a key Fastify's parser refuses (__proto__; constructor holding prototype).
 function inspect(value, maxDepth) {
@@ -35,7 +42,21 @@ function inspect(value, maxDepth) {
   }
   return undefined;
 }
-parentPort.on('message', ({ id, bytes, maxDepth }) => {
+// The object under each of rawKeys (a route's rawJsonKeys), as JSON text again, moved back
+// separately: the event loop never copies it (no structured clone of its strings), the thread that
+// uses it parses it. In the value it is an empty object.
+function extract(value, rawKeys) {
+  const raw = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return raw;
+  for (const key of rawKeys) {
+    const part = hasOwn.call(value, key) ? value[key] : undefined;
+    if (part === null || typeof part !== 'object' || Array.isArray(part)) continue;
+    raw[key] = new TextEncoder().encode(JSON.stringify(part));
+    value[key] = {};
+  }
+  return raw;
+}
+parentPort.on('message', ({ id, bytes, maxDepth, rawKeys }) => {
   let value;
   try {
     value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
@@ -44,7 +65,12 @@ parentPort.on('message', ({ id, bytes, maxDepth }) => {
     return;
   }
   const problem = inspect(value, maxDepth);
-  parentPort.postMessage(problem ? { id, problem } : { id, value });
+  if (problem) {
+    parentPort.postMessage({ id, problem });
+    return;
+  }
+  const raw = extract(value, rawKeys);
+  parentPort.postMessage({ id, value, raw }, Object.values(raw).map((part) => part.buffer));
 });
 `;
 
@@ -56,21 +82,45 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-type ParserReply = { id: number; value?: unknown; problem?: 'syntax' | 'depth' | 'proto'; message?: string };
+type ParserReply = { id: number; value?: unknown; raw?: Record<string, Uint8Array>; problem?: 'syntax' | 'depth' | 'proto'; message?: string };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Top-level keys of a large JSON body (≥ LARGE_JSON_BYTES) holding free-form objects the route
+     * hands to a worker thread as they are (annotate's `data`): they reach the route as JSON bytes
+     * (rawJsonOf), the body holding an empty object in their place (validated as such).
+     */
+    rawJsonKeys?: string[];
+  }
+}
+
+const RAW_JSON = Symbol('rawJson');
+
+/**
+ * The JSON text of `body[key]` when a large body's parser kept it as bytes (rawJsonKeys), else
+ * undefined (the value is in the body). A symbol-keyed property: schemas and serializers do not see it.
+ */
+export function rawJsonOf(body: unknown, key: string): Uint8Array | undefined {
+  return (body as { [RAW_JSON]?: Record<string, Uint8Array> } | null)?.[RAW_JSON]?.[key];
+}
 
 export class JsonParserThread {
   private worker?: Worker;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  parse(bytes: Buffer): Promise<unknown> {
+  /** `nice`: steps below the event loop the thread parses at (BACKGROUND_NICE). */
+  constructor(private readonly nice = DEFAULT_BACKGROUND_NICE) {}
+
+  parse(bytes: Buffer, rawKeys: string[] = []): Promise<unknown> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Moved, not copied, when the buffer owns its memory (a body larger than the pool slab does).
       const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-      worker.postMessage({ id, bytes, maxDepth: MAX_JSON_DEPTH }, own ? [bytes.buffer as ArrayBuffer] : []);
+      worker.postMessage({ id, bytes, maxDepth: MAX_JSON_DEPTH, rawKeys }, own ? [bytes.buffer as ArrayBuffer] : []);
     });
   }
 
@@ -81,14 +131,18 @@ export class JsonParserThread {
   }
 
   private start(): Worker {
-    const worker = new Worker(PARSER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: PARSER_HEAP_MB } });
+    const worker = new Worker(PARSER_SOURCE, { eval: true, workerData: { nice: this.nice }, resourceLimits: { maxOldGenerationSizeMb: PARSER_HEAP_MB } });
     worker.unref();
     worker.on('message', (reply: ParserReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
       if (reply.problem) waiter.reject(parseError(reply.problem, reply.message));
-      else waiter.resolve(reply.value);
+      else {
+        const raw = reply.raw ?? {};
+        if (Object.keys(raw).length > 0) Object.defineProperty(reply.value, RAW_JSON, { value: raw });
+        waiter.resolve(reply.value);
+      }
     });
     const fail = (err: Error) => {
       if (this.worker === worker) this.worker = undefined;
@@ -155,8 +209,8 @@ function collectBody(request: FastifyRequest, payload: NodeJS.ReadableStream, li
 }
 
 /** Replaces Fastify's JSON parser: small bodies as before, large ones on the parser thread. */
-export function installJsonBodyParser(app: FastifyInstance, defaultLimit: number): void {
-  const thread = new JsonParserThread();
+export function installJsonBodyParser(app: FastifyInstance, defaultLimit: number, nice = DEFAULT_BACKGROUND_NICE): void {
+  const thread = new JsonParserThread(nice);
   const small = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (request: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, value?: unknown) => void) => {
@@ -170,7 +224,7 @@ export function installJsonBodyParser(app: FastifyInstance, defaultLimit: number
           small(request, body.toString('utf8'), done);
           return;
         }
-        thread.parse(body).then((value) => done(null, value), (err: Error) => done(err));
+        thread.parse(body, request.routeOptions.config?.rawJsonKeys).then((value) => done(null, value), (err: Error) => done(err));
       },
       (err: Error) => done(err),
     );

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { Admission } from '../compute/admission.js';
+import { DEFAULT_BACKGROUND_NICE } from '../compute/background-priority.js';
 import type { JobContext } from '../compute/fair-queue.js';
 import { serviceBusy } from '../errors/domain-error.js';
 import type { ConvertRequest, DocumentWork, PdfFilterData, TrackedChangesMode } from './bridge-protocol.js';
@@ -62,6 +63,8 @@ export interface OfficePoolOptions {
    * under a millisecond.
    */
   syncIoMaxBytes?: number;
+  /** Nice steps the office processes run below the service (default DEFAULT_BACKGROUND_NICE; 0: the same priority). */
+  nice?: number;
 }
 
 export interface ConvertToPdfOptions {
@@ -171,6 +174,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       recycleRssBytes: options.recycleRssBytes ?? maxRssBytes * RECYCLE_FRACTION,
       maxJobsPerProcess: options.maxJobsPerProcess ?? DEFAULTS.maxJobsPerProcess,
       maxBackoffMs: options.maxBackoffMs ?? DEFAULTS.maxBackoffMs,
+      nice: options.nice ?? DEFAULT_BACKGROUND_NICE,
     };
     this.supervisors = Array.from(
       { length: this.size },

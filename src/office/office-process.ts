@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, type ResultMessage } from './bridge-protocol.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
 import { dataLimitPrefix, GroupMemory } from './memory-watch.js';
+import { nicePrefix } from '../compute/background-priority.js';
 import { writeProfile } from './profile.js';
 import { projectRoot } from '../project-root.js';
 import { instanceRoot, sweepDeadInstances } from '../temp/instance-root.js';
@@ -31,6 +32,11 @@ export interface OfficeProcessOptions {
   memoryLimitBytes?: number;
   /** RLIMIT_DATA of every process of the group (the kernel's backstop for growth between samples). */
   dataLimitBytes?: number;
+  /**
+   * Nice steps below the service (background-priority.ts): LibreOffice renders at a lower priority
+   * than the event loop, set by nice(1) before anything starts and inherited by all it starts.
+   */
+  nice?: number;
 }
 
 export class OfficeStartError extends Error {}
@@ -70,7 +76,18 @@ async function profileDirectories(dir: string): Promise<string[]> {
   return entries.filter((e) => e.startsWith('office-')).map((e) => path.join(dir, e, 'profile'));
 }
 
-/** SIGKILL to the process group the bridge leads (detached: it is its own group). */
+/**
+ * A process group of its own (killed as one), in the service's session: not `detached`, whose setsid
+ * would also give it a session of its own, which the kernel's autogroup scheduling (a VM without cpu
+ * cgroups) weighs as much as the whole service, so LibreOffice would take cores from the event loop
+ * whatever its nice value. In the service's session its nice value (BACKGROUND_NICE) is what counts, as
+ * in a container. The launcher execs the rest: the pid, and so the group id, stay the same.
+ */
+function ownProcessGroup(pythonPath: string): string[] {
+  return [pythonPath, '-c', 'import os, sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])'];
+}
+
+/** SIGKILL to the process group the bridge leads (ownProcessGroup: it is its own group). */
 function killGroup(pgid: number | undefined): void {
   if (pgid === undefined) return;
   try {
@@ -168,8 +185,9 @@ export class OfficeProcess {
     const command = this.options.jail
       ? ['bwrap', ...bubblewrapArgs({ workDir: this.workDir, bridgePath: BRIDGE_PATH, env }), this.options.pythonPath, JAIL_BRIDGE_PATH, ...bridgeArgs]
       : [this.options.pythonPath, BRIDGE_PATH, ...bridgeArgs];
-    const [file, ...args] = [...dataLimitPrefix(this.options.dataLimitBytes), ...command];
-    const child = spawn(file!, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: this.options.jail ? { PATH: process.env.PATH ?? '/usr/bin:/bin' } : env });
+    const nice = this.options.nice ?? 0;
+    const [file, ...args] = [...ownProcessGroup(this.options.pythonPath), ...nicePrefix(nice), ...dataLimitPrefix(this.options.dataLimitBytes), ...command];
+    const child = spawn(file!, args, { stdio: ['pipe', 'pipe', 'pipe'], env: this.options.jail ? { PATH: process.env.PATH ?? '/usr/bin:/bin' } : env });
     this.child = child;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
     child.stdin?.on('error', () => {});

@@ -18,6 +18,8 @@ export interface SupervisorSettings {
   maxJobsPerProcess: number;
   /** Longest wait between start attempts of a process that does not come up. */
   maxBackoffMs: number;
+  /** Nice steps below the service the process runs at. */
+  nice: number;
 }
 
 export interface SupervisorHooks {
@@ -79,6 +81,7 @@ export class OfficeSupervisor {
       jail: this.settings.jail,
       memoryLimitBytes: this.settings.maxRssBytes,
       dataLimitBytes: Math.round(this.settings.maxRssBytes * DATA_LIMIT_FACTOR),
+      nice: this.settings.nice,
     });
     this.process = office;
     try {

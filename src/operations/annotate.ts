@@ -13,6 +13,8 @@ export interface AnnotateInput {
   filename?: string;
   fields: AnnotateField[];
   data?: Record<string, unknown>;
+  /** `data` as JSON text instead (a large JSON body's, json-body.ts): handed to the worker as it is, parsed there. */
+  dataJson?: Uint8Array;
   /** Image parts sent with the request, keyed `cid:<part name>`. */
   images: Record<string, Buffer>;
   options: AnnotateOptions;
@@ -33,7 +35,9 @@ export async function annotateDocument(deps: OperationDeps, input: AnnotateInput
   const template = await documentBytes(input.template, deps);
   detectFormat(template, TEMPLATE_FORMATS, { filename: input.filename, unsupportedAs: ErrorCode.INVALID_FILE_FORMAT });
   const images = { ...input.images, ...(await fetchRemoteImages(deps, collectRemoteImageUrls(input.fields))) };
-  const result = await deps.workers.annotate({ template, fields: input.fields, data: input.data, images, options: input.options }, job);
+  // The data's JSON text is moved to the worker, not copied: its size costs the event loop nothing.
+  const moved = input.dataJson && input.dataJson.byteOffset === 0 && input.dataJson.byteLength === input.dataJson.buffer.byteLength ? [input.dataJson.buffer as ArrayBuffer] : [];
+  const result = await deps.workers.annotate({ template, fields: input.fields, data: input.data, dataJson: input.dataJson, images, options: input.options }, job, moved);
   const docx = asBuffer(result.docx);
   const document = input.to === 'pdf' ? await deps.renderPdf(docx, { trackedChanges: 'markup', pdf: input.pdf, job }) : docx;
   return { document, warnings: result.warnings };

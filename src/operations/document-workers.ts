@@ -16,7 +16,8 @@ export type TaskName = { [K in keyof Tasks]: Tasks[K] extends AnyTask ? K : neve
 export type TaskInput<K extends TaskName> = Tasks[K] extends Enveloped<infer I, unknown> ? I : never;
 export type TaskOutput<K extends TaskName> = Tasks[K] extends Enveloped<never, infer O> ? O : never;
 
-type Call<K extends TaskName> = (input: TaskInput<K>, job?: JobContext) => Promise<TaskOutput<K>>;
+/** `transfer`: buffers of the input moved to the worker rather than copied (unusable here afterwards). */
+type Call<K extends TaskName> = (input: TaskInput<K>, job?: JobContext, transfer?: ArrayBuffer[]) => Promise<TaskOutput<K>>;
 
 /**
  * A Markdown/HTML task as operations call it: `remoteImages` is the operation's RemoteImageSource
@@ -45,7 +46,7 @@ export interface DocumentWorkers {
 }
 
 export function documentWorkers(pool: WorkerPool): DocumentWorkers {
-  const call = <K extends TaskName>(task: K): Call<K> => (input, job) => pool.run<TaskInput<K>, TaskOutput<K>>(task, input, job);
+  const call = <K extends TaskName>(task: K): Call<K> => (input, job, transfer) => pool.run<TaskInput<K>, TaskOutput<K>>(task, input, job, transfer);
   const markup = <K extends 'markdownToDocx' | 'htmlToDocx'>(task: K): MarkupCall<K> => async ({ remoteImages, ...rest }, job) => {
     if (!remoteImages) return pool.run<typeof rest, TaskOutput<K>>(task, rest, job);
     // Every URL refused for one reason: sent as data, no port (a MessageChannel costs ~0.1 ms per task).

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bodyBudget } from '../../http/body-budget.js';
 import { documentResponses, outputFilename, sendDocument } from '../../http/document-reply.js';
+import { rawJsonOf } from '../../http/json-body.js';
 import { jsonField, uploadedFile } from '../../http/multipart.js';
 import { DOCUMENT_ERRORS, errorResponses, RENDER_ERRORS, URL_INPUT_ERRORS } from '../../http/response-docs.js';
 import { validateValue } from '../../http/validate.js';
@@ -40,7 +41,7 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
     app.post(
       '/annotate',
       {
-        ...bodyBudget(services.config.limits.maxJsonBytes, { multipartTwin: true }),
+        ...bodyBudget(services.config.limits.maxJsonBytes, { multipartTwin: true, rawJsonKeys: ['data'] }),
         schema: {
           operationId: 'annotate',
           tags: ['Annotate'],
@@ -71,10 +72,12 @@ export default function annotateRoutes(services: Services): FastifyPluginAsyncTy
   };
 
   function readJson(body: JsonBody): ParsedAnnotate {
+    // A large body's `data` arrives as its JSON text, parsed by the worker that fills the template.
+    const dataJson = rawJsonOf(body, 'data');
     return {
       template: body.document as DocumentSource,
       fields: body.fields,
-      data: body.data,
+      ...(dataJson ? { dataJson } : { data: body.data }),
       images: {},
       options: { strict: body.strict, ignoreUnknownFields: body.ignoreUnknownFields },
     };

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { InflightBodyBudget } from '../../../src/http/inflight-bodies.js';
 import { LARGE_JSON_BYTES } from '../../../src/http/json-body.js';
+import PizZip from 'pizzip';
 import { issueTestKey } from '../../support/api-key.js';
+import { buildDocx, para } from '../../support/annotate/docx-builder.js';
 import { buildTestApp } from '../../support/test-app.js';
 
 /**
@@ -52,6 +54,49 @@ describe('JSON bodies on the parser thread', () => {
     const answer = await send(`{"document": {"base64": "${padding}"}, "undeclared": 1}`);
     expect(answer.status).toBe(400);
     expect(answer.body.detail).toMatch(/undeclared|additional/);
+  });
+});
+
+describe('annotate data in a large JSON body', () => {
+  // On annotate a large body's `data` reaches the worker as its JSON text (rawJsonKeys), never as
+  // a value the event loop copies: the document must come out exactly as from a small body.
+  const template = buildDocx({ body: para('{name} {city}') + para('{#rows}[{v}]{/rows}') + para('{#nested.on}yes {nested.deep.word}{/nested.on}') });
+  const fill = async (data: unknown) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/annotate',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ document: { base64: template.toString('base64') }, fields: [], data }),
+    });
+    const body = res.json() as { document?: { base64: string }; code?: string };
+    const text = body.document ? new PizZip(Buffer.from(body.document.base64, 'base64')).file('word/document.xml')!.asText().replace(/<[^>]+>/g, '') : '';
+    return { status: res.statusCode, code: body.code, text };
+  };
+  const data = { name: 'Ada “Lovelace” 😀', city: 'Zürich', rows: [{ v: 1.5 }, { v: -0 }, { v: 'x\\y' }], nested: { on: true, deep: { word: 'ünïcode' } } };
+
+  it('fills the template from a large body as from a small one', async () => {
+    const small = await fill(data);
+    const large = await fill({ ...data, pad: 'A'.repeat(LARGE_JSON_BYTES) });
+    expect(small.status).toBe(200);
+    expect(small.text).toContain('Ada “Lovelace” 😀 Zürich');
+    expect(small.text).toContain('[1.5][0][x\\y]');
+    expect(small.text).toContain('yes ünïcode');
+    expect(large).toEqual(small);
+  });
+
+  it('still checks a large body\'s data: not an object is 400 naming it, as in a small body', async () => {
+    for (const bad of [['a', 'b'], 'text']) {
+      for (const base64 of [template.toString('base64'), 'A'.repeat(LARGE_JSON_BYTES)]) {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/v1/annotate',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ document: { base64 }, fields: [], data: bad }),
+        });
+        expect(res.statusCode, `${base64.length} bytes`).toBe(400);
+        expect((res.json() as { detail: string }).detail).toMatch(/data/);
+      }
+    }
   });
 });
 
