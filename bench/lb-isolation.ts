@@ -3,7 +3,7 @@
  * the shipped nginx config in front of two replicas (the set-up of
  * test/integration/platform/lb-faults.test.ts), one kind at a time.
  *
- *   nice -n 10 npx tsx bench/lb-isolation.ts [--kinds office,json,bomb,warnings,all] [--rounds 1]
+ *   nice -n 10 npx tsx bench/lb-isolation.ts [--kinds office,json,bomb,warnings,all] [--rounds 1] [--every-ms 10] [--prof dir]
  *
  * Per kind: the other caller's probe (its key checked through Redis, and health, in parallel)
  * before (normal) and during; the replicas' event-loop stalls over 20 ms (DIAG_EVENT_LOOP_STALL_MS,
@@ -26,7 +26,7 @@ import { freePort, startRedisServer } from '../test/support/global-setup.js';
 import { largeImagesDocx } from '../test/support/office/large-images.js';
 import { startService, type ServiceProcess } from './support/service.js';
 
-const { values } = parseArgs({ options: { kinds: { type: 'string', default: 'office,json,bomb,warnings,all' }, rounds: { type: 'string', default: '1' }, prof: { type: 'string' } } });
+const { values } = parseArgs({ options: { kinds: { type: 'string', default: 'office,json,bomb,warnings,all' }, rounds: { type: 'string', default: '1' }, prof: { type: 'string' }, 'every-ms': { type: 'string' } } });
 const kinds = values.kinds!.split(',');
 const rounds = Number(values.rounds);
 
@@ -41,6 +41,7 @@ const env = {
   OFFICE_POOL_SIZE: '1',
   WORKER_THREADS: '1',
   RATE_LIMIT_MAX: '100000',
+  CONCURRENCY_PER_KEY: '1000',
   DIAG_EVENT_LOOP_STALL_MS: '20',
 };
 // --prof <dir>: a CPU profile of each replica's main thread (written when it stops).
@@ -79,7 +80,7 @@ const probe = async (): Promise<number> => {
   const started = performance.now();
   const [a, b] = await Promise.all([fetch(`${nginx.base}/v1/verify/key`, { headers: { authorization: `Bearer ${other}` } }), fetch(`${nginx.base}/v1/health`)]);
   await Promise.all([a.arrayBuffer(), b.arrayBuffer()]);
-  if (a.status !== 200 || b.status !== 200) throw new Error(`probe answered ${a.status} ${b.status}`);
+  if (a.status !== 200 || b.status !== 200) console.error(`probe answered ${a.status} ${b.status}`);
   return performance.now() - started;
 };
 const pct = (samples: number[], q: number) => [...samples].sort((x, y) => x - y)[Math.min(samples.length - 1, Math.floor(samples.length * q))]!;
@@ -94,14 +95,29 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const kind of kinds) {
       const normal: number[] = [];
-      for (let i = 0; i < 80; i++) normal.push(await probe());
+      if (values['every-ms']) {
+        const sent: Promise<void>[] = [];
+        for (let i = 0; i < 80; i++) {
+          sent.push(probe().then((ms) => void normal.push(ms)));
+          await new Promise((r) => setTimeout(r, Number(values['every-ms'])));
+        }
+        await Promise.all(sent);
+      } else for (let i = 0; i < 80; i++) normal.push(await probe());
       const before = replicas.map((r) => schedstat(r.pid));
       const from = Date.now();
       clientLoop.reset();
       let settled = false;
       const worst = Promise.all(worstOf[kind]!()).finally(() => (settled = true));
       const during: number[] = [];
-      while (!settled || during.length < 20) during.push(await probe());
+      if (values['every-ms']) {
+        // Open loop: a probe every N ms whatever the others do, so a stall delays every probe sent during it.
+        const sent: Promise<void>[] = [];
+        while (!settled || sent.length < 20) {
+          sent.push(probe().then((ms) => void during.push(ms)));
+          await new Promise((r) => setTimeout(r, Number(values['every-ms'])));
+        }
+        await Promise.all(sent);
+      } else while (!settled || during.length < 20) during.push(await probe());
       const statuses = await worst;
       const to = Date.now();
       const after = replicas.map((r) => schedstat(r.pid));

@@ -43,7 +43,7 @@ beforeAll(async () => {
     TRUST_REQUEST_ID: 'true',
     OFFICE_POOL_SIZE: '1',
     WORKER_THREADS: '1',
-    RATE_LIMIT_MAX: '1000',
+    RATE_LIMIT_MAX: '100000',
     REGISTER_PER_IP_PER_HOUR: '1000',
   };
   const ports = [await freePort(), await freePort()];
@@ -188,6 +188,8 @@ describe('the shipped nginx config in front of two replicas', () => {
       return performance.now() - started;
     };
     const p99 = (samples: number[]) => [...samples].sort((x, y) => x - y)[Math.min(samples.length - 1, Math.floor(samples.length * 0.99))]!;
+    // The normal range is measured around the event, before and after it: on this shared 2-core
+    // machine the other processes' load moves the normal p99 between ~10 and ~300 ms within minutes.
     const normal: number[] = [];
     for (let i = 0; i < 80; i++) normal.push(await probe());
     // The worst of each kind, from the first key: LibreOffice past its memory, 38 MB bodies, zip bombs, a head full of warnings.
@@ -212,12 +214,19 @@ describe('the shipped nginx config in front of two replicas', () => {
     const during: number[] = [];
     while (!settled || during.length < 20) during.push(await probe());
     const statuses = await worst;
-    console.info(`other caller p99: normal ${p99(normal).toFixed(0)} ms, during the worst requests ${p99(during).toFixed(0)} ms (${during.length} probes); worst answered ${statuses.join(' ')}`);
+    for (let i = 0; i < 80; i++) normal.push(await probe());
+    // Within the normal range: at most 3 × the normal p99, or the normal p99 + 200 ms when that is
+    // more. On this machine (2 cores, other jobs at load 7–15) the normal p99 itself measured 37–395 ms
+    // from one minute to the next; during the worst requests it was 157–179 ms against normal 53 ms,
+    // and before the worker threads, the JSON parser and LibreOffice ran below the event loop and
+    // annotate's data reached its worker as bytes, 539–3739 ms against normal 37–395 ms (paired runs).
+    const bound = Math.max(3 * p99(normal), p99(normal) + 200);
+    console.info(`other caller p99: normal ${p99(normal).toFixed(0)} ms, during the worst requests ${p99(during).toFixed(0)} ms (${during.length} probes, bound ${bound.toFixed(0)} ms); worst answered ${statuses.join(' ')}`);
     expect(statuses.slice(0, 2)).toEqual([422, 422]);
     for (const status of statuses.slice(2)) expect([200, 422, 429, 503]).toContain(status);
     // Each worst request reached one replica once; none ejected a replica or was carried to the other.
     expect(entriesSince(before).filter((e) => e.method === 'POST').every((e) => e.upstreams.length === 1)).toBe(true);
-    expect(p99(during)).toBeLessThan(Math.max(1000, 5 * p99(normal)));
+    expect(p99(during)).toBeLessThanOrEqual(bound);
     await expectBothServing();
     expect(nginx.errorLog()).not.toMatch(/no live upstreams/);
   }, 150_000);
