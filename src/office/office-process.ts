@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeRequest, LineDecoder, type BridgeMessage, type ConvertRequest, type ResultMessage } from './bridge-protocol.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR, officeEnvironment } from './jail.js';
-import { dataLimitPrefix, GroupMemory } from './memory-watch.js';
+import { dataLimitPrefix, GroupMemory, processGroupMembers } from './memory-watch.js';
 import { nicePrefix } from '../compute/background-priority.js';
 import { writeProfile } from './profile.js';
 import { projectRoot } from '../project-root.js';
@@ -271,6 +271,9 @@ export class OfficeProcess {
     // Also after the bridge has exited: members of its group may outlive it.
     killGroup(child?.pid);
     if (child?.pid !== undefined && !this.exited) await Promise.race([this.exitPromise, new Promise((r) => setTimeout(r, 2_000))]);
+    // The jail's inner bwrap (its pid namespace's init) outlives the bridge while it tears the
+    // namespace down, at the office's low priority: wait for the whole group (bounded).
+    for (let waited = 0; child?.pid !== undefined && waited < 2_000 && processGroupMembers(child.pid).length > 0; waited += 20) await new Promise((r) => setTimeout(r, 20));
     await this.removeFiles();
   }
 

@@ -34,16 +34,17 @@ async function errorOf(promise: Promise<unknown>): Promise<DomainError> {
 /** Live (non-zombie) processes of a process group. */
 function liveMembers(pgid: number): { pid: number; command: string }[] {
   let out = '';
+  // By process group (ps -g selects a session, which the group no longer is: it lives in the service's).
   try {
-    out = execFileSync('ps', ['-o', 'pid=,stat=,comm=', '-g', String(pgid)]).toString();
+    out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,stat=,comm=']).toString();
   } catch {
-    return []; // ps exits 1 when the group is empty
+    return [];
   }
   return out
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
-    .filter((cols) => cols.length >= 3 && !cols[1]!.startsWith('Z'))
-    .map((cols) => ({ pid: Number(cols[0]), command: cols[2]! }));
+    .filter((cols) => cols.length >= 4 && Number(cols[1]) === pgid && !cols[2]!.startsWith('Z'))
+    .map((cols) => ({ pid: Number(cols[0]), command: cols[3]! }));
 }
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
