@@ -1,5 +1,5 @@
 import { warning, type Warning } from '../warnings.js';
-import { createHash } from 'node:crypto';
+import { createHash, type X509Certificate } from 'node:crypto';
 import { DomainError, ErrorCode } from '../../errors/domain-error.js';
 import { AUDIT_TRAIL_KEY, assertSignableRequest, auditTrailString, buildAuditRecord } from './audit.js';
 import { assembleSignedData, buildSignedAttributes, signAttributes, signDigest, type CmsSigner } from '../pki/cms/build.js';
@@ -29,17 +29,20 @@ const AUDIT_DESCRIPTION = 'docproc signature audit trail';
 /** Room for ECDSA length jitter and the unsigned-attribute wrapper of a timestamp. */
 const CONTENTS_MARGIN = 64;
 
-const cmsSizeCache = new Map<string, number>();
+/**
+ * Per certificate object, whose identity brings its chain (a caller's identity is new each request
+ * and takes its entry with it; the service's own is kept by the worker, see pki/cms/build.ts), and
+ * per operator-configured TSA URL.
+ */
+const cmsSizeCache = new WeakMap<X509Certificate, number>();
 const tsaTokenSizeCache = new Map<string, number>();
 
 /** Placeholder size from a trial signature over a dummy digest (+ measured timestamp room). */
 async function contentsSize(signer: CmsSigner, options: SignOptions): Promise<number> {
-  const key = signer.certificate.fingerprint256 + signer.chain.map((c) => c.fingerprint256).join();
-  let size = cmsSizeCache.get(key);
+  let size = cmsSizeCache.get(signer.certificate);
   if (size === undefined) {
     size = signDigest(Buffer.alloc(32), signer).cms.length;
-    if (cmsSizeCache.size > 64) cmsSizeCache.clear();
-    cmsSizeCache.set(key, size);
+    cmsSizeCache.set(signer.certificate, size);
   }
   if (options.tsa) {
     let token = tsaTokenSizeCache.get(options.tsa.url);

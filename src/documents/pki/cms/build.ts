@@ -80,17 +80,21 @@ interface ParsedCertificate {
   issuerAndSerialDer?: Buffer;
 }
 
-/** Parsing with pkijs costs about a millisecond per certificate: an identity's few are parsed once. */
-const parsedCertificates = new Map<string, ParsedCertificate>();
+/**
+ * Parsing with pkijs costs about a millisecond per certificate: an identity's few are parsed once.
+ * Keyed by the certificate object, not its contents: the service's own identity keeps its objects
+ * for the worker's life (a cache hit on every signature), while a caller's certificates are new
+ * objects each request, so what is derived from them is dropped with them — nothing a caller sent
+ * outlives its request.
+ */
+const parsedCertificates = new WeakMap<X509Certificate, ParsedCertificate>();
 
 function parsed(certificate: X509Certificate): ParsedCertificate {
-  const key = certificate.fingerprint256;
-  let entry = parsedCertificates.get(key);
+  let entry = parsedCertificates.get(certificate);
   if (!entry) {
     const raw = Buffer.from(certificate.raw);
     entry = { certificate: new EncodedCertificate(raw, parseBer(raw, 'a signing certificate')), der: raw };
-    if (parsedCertificates.size >= 64) parsedCertificates.clear();
-    parsedCertificates.set(key, entry);
+    parsedCertificates.set(certificate, entry);
   }
   return entry;
 }
