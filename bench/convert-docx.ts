@@ -14,16 +14,22 @@
  * the presentation (issue 24) go through the same rounds; bare-uno.py exports them with Calc's and
  * Impress's PDF filters and the same (default) filter options the service uses without options.
  *
- *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2] [--warmup 600] [--tmp /dev/shm]
+ *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2] [--warmup 600]
+ *                                 [--docs docx|all|xlsx|pptx] [--tmp DIR] [--profile SECONDS [--profile-out FILE]]
+ *
+ * --docs docx (default) is issue 27's DOCX→PDF figure (the three Word documents); all adds the xlsx
+ * and the pptx. --tmp defaults to the service's own temp directory (TMPDIR, else /tmp). --profile
+ * runs one more service-only throughput phase under the inspector's CPU profiler and prints the
+ * main thread's time per document by stage (bench/support/stage-profile.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { mainThreadProfile, printProfile } from './support/stage-profile.js';
 import type { FastifyInstance } from 'fastify';
 import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
 import { buildApp } from '../src/app.js';
@@ -32,7 +38,7 @@ import { CORPUS_DIR } from '../test/support/corpus.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
-const DOCUMENTS = [
+const ALL_DOCUMENTS = [
   { label: '1 page, no fields/changes', file: path.join(CORPUS_DIR, 'docx', 'pandoc-tables.docx'), format: 'docx' },
   { label: '4 pages: fields, change, comment, images', file: path.join(CORPUS_DIR, 'docx', 'superdoc-advanced-text.docx'), format: 'docx' },
   { label: '15 pages, PAGE in headers/footers', file: path.join(CORPUS_DIR, 'docx', 'superdoc-h_f-normal-odd-even-firstpg.docx'), format: 'docx' },
@@ -50,9 +56,16 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     'cold-docs': { type: 'string', default: '3' },
     warmup: { type: 'string', default: '600' },
-    tmp: { type: 'string', default: existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir() },
+    // The service's default: its temp files where TMPDIR says (a disk here); --tmp /dev/shm for tmpfs.
+    tmp: { type: 'string', default: os.tmpdir() },
+    // docx: the three Word documents only (issue 27's DOCX→PDF figure); all: with the xlsx and pptx.
+    docs: { type: 'string', default: 'docx' },
+    profile: { type: 'string', default: '0' },
+    'profile-out': { type: 'string' },
   },
 });
+const DOCUMENTS = args.docs === 'all' ? ALL_DOCUMENTS : ALL_DOCUMENTS.filter((d) => d.format === args.docs);
+if (DOCUMENTS.length === 0) throw new Error(`--docs ${args.docs}: expected all, docx, xlsx or pptx`);
 const ROUNDS = Number(args.rounds);
 const SECONDS = Number(args.seconds);
 const LATENCY_ROUNDS = Number(args['latency-rounds']);
@@ -245,9 +258,9 @@ async function stageTotals(service: Service): Promise<Map<string, { sum: number;
 }
 
 async function main(): Promise<void> {
-  // Both sides keep their files (profiles, inputs, PDFs) in the same place; on tmpfs by default, as
-  // the README recommends for production: on a disk, the kernel's writeback of both sides' files
-  // landed at random in either side's rounds (measured: 10 ms of kworker CPU per document).
+  // Both sides keep their files (profiles, inputs, PDFs) in the same place: the service's default
+  // temp directory unless --tmp says otherwise. On a disk the kernel's writeback and ext4's work
+  // (kworker threads) land in either side's rounds; the breakdown by command shows them.
   process.env.TMPDIR = args.tmp;
   const docs = await Promise.all(DOCUMENTS.map((d) => readFile(d.file)));
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bench-convert-'));
@@ -342,6 +355,24 @@ async function main(): Promise<void> {
         `round ${round}: bare ${fmt(bareRate, 2)} docs/s, service ${fmt(serviceRate, 2)} docs/s (ratio ${fmt(serviceRate / bareRate, 2)}); ` +
           `one at a time bare/service ms: ${docs.map((_, i) => `${fmt(median(latencies[i]!))}/${fmt(median(ours[i]!))}`).join(', ')}; load ${os.loadavg()[0]!.toFixed(2)}`,
       );
+    }
+
+    if (Number(args.profile) > 0) {
+      // Node's share by stage: the main thread's CPU profile over a service-only run at the same
+      // concurrency (the profiler's sampling costs a little, so this run is kept out of the ratios).
+      let next = 0;
+      let done = 0;
+      const mainBefore = (await cpuByThread()).get('main') ?? 0;
+      const profile = await mainThreadProfile(async () => {
+        const deadline = performance.now() + Number(args.profile) * 1000;
+        await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+          while (performance.now() < deadline) {
+            await convertViaHttp(service!, uploads[next++ % uploads.length]!);
+            done++;
+          }
+        }));
+      }, args['profile-out']);
+      printProfile(profile, done, ((await cpuByThread()).get('main') ?? 0) - mainBefore);
     }
 
     console.log('\nOne at a time, medians over all paired samples (ms): bare warm UNO / POST /v1/convert / added (median of pair differences)');
