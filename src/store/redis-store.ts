@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ApiKeyRecord, CodeCheck, CodeTryLimits, RotationLimit, RotationOutcome, Store, WindowHit } from './store.js';
 import { StoreUnavailableError } from './store.js';
@@ -119,6 +120,14 @@ const RELEASE = `
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 1`;
 
+/** SHA-1 of each script, as Redis names it in its script cache. */
+const scriptShas = new Map<string, string>();
+const shaOf = (lua: string): string => {
+  let sha = scriptShas.get(lua);
+  if (!sha) scriptShas.set(lua, (sha = createHash('sha1').update(lua).digest('hex')));
+  return sha;
+};
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
@@ -152,6 +161,20 @@ export class RedisStore implements Store {
     });
   }
 
+  /**
+   * Runs a script by its SHA-1 (EVALSHA: a few dozen bytes instead of its text on every request,
+   * and Redis skips hashing it), sending the text only when this Redis does not have it cached yet
+   * (NOSCRIPT: after a restart or a SCRIPT FLUSH).
+   */
+  private async evalScript(lua: string, numKeys: number, ...args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(shaOf(lua), numKeys, ...args);
+    } catch (err) {
+      if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+      return this.redis.eval(lua, numKeys, ...args);
+    }
+  }
+
   private async call<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
@@ -162,13 +185,13 @@ export class RedisStore implements Store {
 
   putCode(emailId: string, codeHash: string, ttlSeconds: number, requester: string): Promise<void> {
     return this.call(async () => {
-      await this.redis.eval(PUT_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, String(ttlSeconds * 1000), requester);
+      await this.evalScript(PUT_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, String(ttlSeconds * 1000), requester);
     });
   }
 
   checkCode(emailId: string, codeHash: string, client: string, limits: CodeTryLimits): Promise<CodeCheck> {
     return this.call(async () => {
-      const result = await this.redis.eval(CHECK_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, client, String(limits.perClient), String(limits.perAddress));
+      const result = await this.evalScript(CHECK_CODE, 1, `${this.prefix}code:${emailId}`, codeHash, client, String(limits.perClient), String(limits.perAddress));
       return result as CodeCheck;
     });
   }
@@ -188,7 +211,7 @@ export class RedisStore implements Store {
 
   rotateApiKey(keyHash: string, successorHash: string, successor: ApiKeyRecord, graceSeconds: number, limit: RotationLimit): Promise<RotationOutcome> {
     return this.call(async () => {
-      const [status, resetMs] = (await this.redis.eval(
+      const [status, resetMs] = (await this.evalScript(
         ROTATE_KEY, 3, `${this.prefix}key:${keyHash}`, `${this.prefix}key:${successorHash}`, `${this.prefix}rl:${limit.bucket}`,
         successorHash, successor.email, successor.createdAt, String(graceSeconds * 1000), String(limit.max), String(limit.windowSeconds * 1000), keyHash,
       )) as [RotationOutcome['status'], number?];
@@ -197,33 +220,33 @@ export class RedisStore implements Store {
   }
 
   revokeApiKey(keyHash: string): Promise<boolean> {
-    return this.call(async () => ((await this.redis.eval(REVOKE_KEY, 0, `${this.prefix}key:`, keyHash)) as number) > 0);
+    return this.call(async () => ((await this.evalScript(REVOKE_KEY, 0, `${this.prefix}key:`, keyHash)) as number) > 0);
   }
 
   hit(bucket: string, windowSeconds: number): Promise<WindowHit> {
     return this.call(async () => {
-      const [count, ttl] = (await this.redis.eval(HIT, 1, `${this.prefix}rl:${bucket}`, String(windowSeconds * 1000))) as [number, number];
+      const [count, ttl] = (await this.evalScript(HIT, 1, `${this.prefix}rl:${bucket}`, String(windowSeconds * 1000))) as [number, number];
       return { count, resetMs: ttl };
     });
   }
 
   acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean> {
     return this.call(async () => {
-      const ok = await this.redis.eval(ACQUIRE, 1, `${this.prefix}slots:${bucket}`, holder, String(limit), String(ttlSeconds * 1000));
+      const ok = await this.evalScript(ACQUIRE, 1, `${this.prefix}slots:${bucket}`, holder, String(limit), String(ttlSeconds * 1000));
       return ok === 1;
     });
   }
 
   refreshSlot(bucket: string, holder: string, ttlSeconds: number): Promise<boolean> {
     return this.call(async () => {
-      const ok = await this.redis.eval(REFRESH, 1, `${this.prefix}slots:${bucket}`, holder, String(ttlSeconds * 1000));
+      const ok = await this.evalScript(REFRESH, 1, `${this.prefix}slots:${bucket}`, holder, String(ttlSeconds * 1000));
       return ok === 1;
     });
   }
 
   releaseSlot(bucket: string, holder: string): Promise<void> {
     return this.call(async () => {
-      await this.redis.eval(RELEASE, 1, `${this.prefix}slots:${bucket}`, holder);
+      await this.evalScript(RELEASE, 1, `${this.prefix}slots:${bucket}`, holder);
     });
   }
 

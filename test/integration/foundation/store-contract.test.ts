@@ -84,3 +84,28 @@ describe.each(stores)('%s store', (_name, make) => {
     for (const key of ['r', successor, 'r-next']) expect(await store.getApiKey(key)).toBeUndefined();
   });
 });
+
+describe('redis store scripts', () => {
+  it('runs its scripts by SHA-1 from Redis’s cache, and sends them again when the cache was flushed', async () => {
+    const store = await open(() => new RedisStore(inject('redisUrl'), `docproc-contract-${randomUUID()}:`));
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(inject('redisUrl'));
+    try {
+      // An empty cache (as after a Redis restart): EVALSHA answers NOSCRIPT and the store sends the text.
+      await admin.script('FLUSH');
+      expect(await store.hit('flushed', 60)).toMatchObject({ count: 1 });
+      expect(await store.acquireSlot('flushed', 'a', 1, 15)).toBe(true);
+      expect(await store.acquireSlot('flushed', 'b', 1, 15)).toBe(false);
+      await store.releaseSlot('flushed', 'a');
+      expect(await store.acquireSlot('flushed', 'b', 1, 15)).toBe(true);
+      // Now cached: the store's connection runs EVALSHA (Redis's CLIENT LIST shows each connection's last command).
+      const name = `contract-${randomUUID()}`;
+      await (store as unknown as { redis: InstanceType<typeof Redis> }).redis.client('SETNAME', name);
+      expect(await store.hit('flushed', 60)).toMatchObject({ count: 2 });
+      const line = String(await admin.client('LIST')).split('\n').find((l) => l.includes(` name=${name} `));
+      expect(line).toMatch(/ cmd=evalsha /);
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
