@@ -362,8 +362,10 @@ async function main(): Promise<void> {
       // concurrency (the profiler's sampling costs a little, so this run is kept out of the ratios).
       let next = 0;
       let done = 0;
-      const mainBefore = (await cpuByThread()).get('main') ?? 0;
+      let mainCpuMs = 0;
       const profile = await mainThreadProfile(async () => {
+        // The main thread's CPU over the run only (the profiler's own start and stop are outside it).
+        const mainBefore = (await cpuByThread()).get('main') ?? 0;
         const deadline = performance.now() + Number(args.profile) * 1000;
         await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
           while (performance.now() < deadline) {
@@ -371,8 +373,9 @@ async function main(): Promise<void> {
             done++;
           }
         }));
+        mainCpuMs = ((await cpuByThread()).get('main') ?? 0) - mainBefore;
       }, args['profile-out']);
-      printProfile(profile, done, ((await cpuByThread()).get('main') ?? 0) - mainBefore);
+      printProfile(profile, done, mainCpuMs);
     }
 
     console.log('\nOne at a time, medians over all paired samples (ms): bare warm UNO / POST /v1/convert / added (median of pair differences)');

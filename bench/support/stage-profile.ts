@@ -66,6 +66,8 @@ export function profileByStage(profile: CpuProfile): Map<string, number> {
         const url = byId.get(at)!.callFrame.url;
         if (url) stage = STAGES.find(([, pattern]) => pattern.test(url))?.[0];
       }
+      // The profiler's own start and stop (its session's dispatch) are no part of the service.
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)!.callFrame.url === 'node:inspector') stage = '(idle)';
     }
     stage ??= 'other Node (event loop, streams, timers)';
     stageOf.set(id, stage);

@@ -11,7 +11,7 @@ import { conversionFailed, converterStopped, outcomeOf, type JobOutcome } from '
 import { OfficeCrashError, OfficeTimeoutError, sweepLeftovers } from './office-process.js';
 import { OfficeSupervisor, type RestartReason, type SupervisorSettings } from './office-supervisor.js';
 import { ExitGuard } from './exit-guard.js';
-import { discardStaged, JobDirectories, moveIntoJob, moveOutOfJob, readOutput, removeFile, stageInput, type StagedFile } from './staging.js';
+import { discardStaged, JobDirectories, moveIntoJob, moveOutOfJob, readOutput, removeOutput, stageInput, type StagedFile } from './staging.js';
 import { timed, type ConversionStages } from './stages.js';
 
 export type { JobOutcome, RestartReason };
@@ -271,7 +271,7 @@ export class OfficePool extends EventEmitter<OfficePoolEvents> {
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      if (output) removeFile(output);
+      if (output) await removeOutput(output);
       await discardStaged(input$);
       const durationMs = Date.now() - startedAt;
       this.jobsDone++;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { instanceRoot } from '../temp/instance-root.js';
 import { timed, type ConversionStages } from './stages.js';
@@ -55,6 +55,16 @@ export async function readOutput(file: string, syncIoMaxBytes: number): Promise<
   const size = statSync(file, { throwIfNoEntry: false })?.size;
   if (size === undefined) return undefined;
   return size <= syncIoMaxBytes ? readFileSync(file) : readFile(file);
+}
+
+/**
+ * Removes a PDF read back from the instance root, on the thread pool: LibreOffice fsyncs every PDF it
+ * exports, so on a disk the file has blocks to free and its unlink can wait on the file system's
+ * journal (measured under load: ~4.5 ms per document with unlinkSync, all of it the event loop
+ * standing still). Awaited by the caller, so the file is still gone before the answer.
+ */
+export async function removeOutput(file: string): Promise<void> {
+  await unlink(file).catch(() => undefined); // already gone
 }
 
 export function removeFile(file: string): void {
