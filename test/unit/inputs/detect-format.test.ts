@@ -15,9 +15,11 @@ const ALL = DOCUMENT_FORMATS;
 
 /** Every fixture and what its content is (MANIFEST.md says where each comes from). */
 const EXPECTED: Record<string, DocumentFormat> = {
-  'tables.doc': 'doc',
+  'tdf118412.doc': 'doc',
   'tables.dot': 'dot',
+  'hello.docm': 'docm',
   'tables.docm': 'docm',
+  'sample.dotx': 'dotx',
   'tables.dotx': 'dotx',
   'planets.odt': 'odt',
   'form-controls.odt': 'odt',
@@ -27,9 +29,10 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'datasets.xls': 'xls',
   'datasets.xlsx': 'xlsx',
   'datasets.xlsm': 'xlsm',
+  'tdf131562.xlsm': 'xlsm',
   'datasets.ods': 'ods',
   'distro-info-debian.csv': 'csv',
-  'pandoc-writer.ppt': 'ppt',
+  'tdf124708.ppt': 'ppt',
   'pandoc-writer.pptx': 'pptx',
   'pandoc-writer.odp': 'odp',
   'sdk-SimplePresentation.odp': 'odp',
@@ -103,9 +106,11 @@ describe('detectFormat: one detector, from the content', () => {
     expect(detectFormat(fixture('distro-info-debian.csv'), ALL, { declared: 'txt' })).toBe('txt');
     expect(detectFormat(Buffer.from('# Title'), ALL, { declared: 'html' })).toBe('html');
     expect(detectFormat(fixture('tables.docm'), ALL, { declared: 'docx' })).toBe('docm');
-    expect(detectFormat(fixture('tables.doc'), ALL, { declared: 'dot' })).toBe('dot');
+    expect(detectFormat(fixture('hello.docm'), ALL, { declared: 'docx' })).toBe('docm');
+    expect(detectFormat(fixture('tdf118412.doc'), ALL, { declared: 'dot' })).toBe('dot');
     expect(detectFormat(fixture('datasets.xlsm'), ALL, { declared: 'xlsx' })).toBe('xlsm');
-    for (const [name, declared] of [['planets.rtf', 'md'], ['datasets.xlsx', 'docx'], ['pandoc-writer.pptx', 'xlsx'], ['tables.doc', 'xls'], ['planets.odt', 'ods']] as const) {
+    expect(detectFormat(fixture('tdf131562.xlsm'), ALL, { declared: 'xlsx' })).toBe('xlsm');
+    for (const [name, declared] of [['planets.rtf', 'md'], ['datasets.xlsx', 'docx'], ['pandoc-writer.pptx', 'xlsx'], ['tdf118412.doc', 'xls'], ['tdf124708.ppt', 'doc'], ['planets.odt', 'ods']] as const) {
       expect(errorOf(() => detectFormat(fixture(name), ALL, { declared })), `${name} as ${declared}`).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT' });
     }
     expect(errorOf(() => detectFormat(Buffer.from('plain words'), ALL, { declared: 'docx' }))).toMatchObject({ status: 400, code: 'INVALID_FILE_FORMAT' });
