@@ -16,14 +16,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import PizZip from 'pizzip';
 import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import { startNginx } from '../test/integration/platform/nginx.js';
-import { buildDocx, para } from '../test/support/annotate/docx-builder.js';
-import { multipartBody } from '../test/support/annotate/multipart.js';
 import { freePort, startRedisServer } from '../test/support/global-setup.js';
-import { largeImagesDocx } from '../test/support/office/large-images.js';
+import { worstRequestBodies } from '../test/support/platform/worst-requests.js';
 import { startService, type ServiceProcess } from './support/service.js';
 
 const { values } = parseArgs({ options: { kinds: { type: 'string', default: 'office,json,bomb,warnings,all' }, rounds: { type: 'string', default: '1' }, prof: { type: 'string' }, 'every-ms': { type: 'string' } } });
@@ -58,13 +55,7 @@ await store.putApiKey(hashApiKey(key, PEPPER), { email: 'worst@example.com', cre
 await store.putApiKey(hashApiKey(other, PEPPER), { email: 'other@example.com', createdAt: new Date().toISOString() });
 await store.close();
 
-const heavy = multipartBody([{ name: 'file', value: await largeImagesDocx(4, 10_000), filename: 'images.docx' }]);
-const bombZip = new PizZip();
-bombZip.file('[Content_Types].xml', '<Types/>');
-bombZip.file('word/document.xml', Buffer.alloc(199 * 1024 * 1024, 0x20));
-const bomb = multipartBody([{ name: 'file', value: bombZip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer, filename: 'bomb.docx' }]);
-const json = Buffer.from(JSON.stringify({ document: { base64: buildDocx({ body: para('{name}') }).toString('base64') }, fields: [], data: { name: 'x', pad: 'A'.repeat(38_000_000) } }));
-const warnings = multipartBody([{ name: 'file', value: buildDocx({ body: Array.from({ length: 60 }, (_, i) => para(`{${String(i).padStart(2, '0')}${'x'.repeat(5000)}}`)).join('') }), filename: 'w.docx' }, { name: 'fields', value: '[]' }]);
+const { office: heavy, json, bomb, warnings } = await worstRequestBodies();
 
 const post = (route: string, payload: Buffer, headers: Record<string, string>) =>
   fetch(`${nginx.base}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: payload }).then(async (r) => (await r.arrayBuffer(), r.status));

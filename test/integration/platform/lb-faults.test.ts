@@ -11,8 +11,7 @@ import { freePort, startRedisServer } from '../../support/global-setup.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
 import { multipartBody } from '../../support/annotate/multipart.js';
 import { SmtpPeer } from '../../support/smtp-peer.js';
-import { largeImagesDocx } from '../../support/office/large-images.js';
-import PizZip from 'pizzip';
+import { worstRequestBodies } from '../../support/platform/worst-requests.js';
 import { startNginx, type AccessEntry, type Nginx } from './nginx.js';
 
 /**
@@ -195,13 +194,7 @@ describe('the shipped nginx config in front of two replicas', () => {
     const normal: number[] = [];
     for (let i = 0; i < 80; i++) normal.push(await probe());
     // The worst of each kind, from the first key: LibreOffice past its memory, 38 MB bodies, zip bombs, a head full of warnings.
-    const heavy = multipartBody([{ name: 'file', value: await largeImagesDocx(4, 10_000), filename: 'images.docx' }]);
-    const bombZip = new PizZip();
-    bombZip.file('[Content_Types].xml', '<Types/>');
-    bombZip.file('word/document.xml', Buffer.alloc(199 * 1024 * 1024, 0x20));
-    const bomb = multipartBody([{ name: 'file', value: bombZip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer, filename: 'bomb.docx' }]);
-    const body = Buffer.from(JSON.stringify({ document: { base64: buildDocx({ body: para('{name}') }).toString('base64') }, fields: [], data: { name: 'x', pad: 'A'.repeat(38_000_000) } }));
-    const warnings = multipartBody([{ name: 'file', value: buildDocx({ body: Array.from({ length: 60 }, (_, i) => para(`{${String(i).padStart(2, '0')}${'x'.repeat(5000)}}`)).join('') }), filename: 'w.docx' }, { name: 'fields', value: '[]' }]);
+    const { office: heavy, json: body, bomb, warnings } = await worstRequestBodies();
     const post = (route: string, payload: Buffer, headers: Record<string, string>) => fetch(`${nginx.base}${route}`, { method: 'POST', headers: { ...bearer(), ...headers }, body: payload }).then(async (r) => (await r.arrayBuffer(), r.status));
     const before = nginx.accessLog().length;
     const worst = Promise.all([
