@@ -1,27 +1,17 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import PizZip from 'pizzip';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { attachedFileMap, normaliseReference } from '../../../src/documents/model/attached-files.js';
-import { issueTestKey } from '../../support/api-key.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { pdfImages } from '../../support/pdf-inspect.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /** Markdown and HTML with the images they refer to, sent as repeated `files` parts (Gotenberg's model). */
 const MOON = readFileSync(path.join(CORPUS_DIR, 'md/lalune.jpg'));
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
 
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'attached-files@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('attached-files@example.com');
 
 /** A multipart body with repeated parts (the shared helper keys parts by name). */
 function body(parts: { name: string; filename?: string; data: Buffer | string }[]) {
@@ -37,7 +27,7 @@ function body(parts: { name: string; filename?: string; data: Buffer | string }[
 
 async function convert(parts: Parameters<typeof body>[0], query: string) {
   const { payload, contentType } = body(parts);
-  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload });
+  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${t.key}`, 'content-type': contentType }, payload });
 }
 
 const mediaOf = (docx: Buffer) => Object.keys(new PizZip(docx).files).filter((n) => n.startsWith('word/media/'));
@@ -95,7 +85,7 @@ describe('Markdown and HTML with their files', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/convert?to=docx',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
       payload: { document: { base64: Buffer.from(md).toString('base64') }, filename: 'album.md', files: [{ name: 'images/moon.jpg', base64: MOON.toString('base64') }] },
     });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
@@ -109,7 +99,7 @@ describe('Markdown and HTML with their files', () => {
     const escaping = await t.app.inject({
       method: 'POST',
       url: '/v1/convert?to=docx',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
       payload: { document: { base64: Buffer.from('![x](../secret.png)').toString('base64') }, filename: 'a.md', files: [{ name: '../secret.png', base64: PNG.toString('base64') }] },
     });
     expect(escaping.statusCode).toBe(400);

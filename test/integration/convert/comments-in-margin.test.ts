@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import PizZip from 'pizzip';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { marginWidth } from '../../../src/documents/docx-pdf/index.js';
-import { issueTestKey, multipart } from '../../support/api-key.js';
+import { multipart } from '../../support/api-key.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { pdfFonts, pdfInfo, qpdfJson, type QpdfObjects } from '../../support/pdf-inspect.js';
 import { pdfPageCount, pdfText } from '../../support/pdf-text.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * commentsInMargin through POST /v1/convert on LibreOffice's real output, checked with poppler and
@@ -73,20 +73,11 @@ function odpWithComment(): Buffer {
   return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'margin@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('margin@example.com');
 
 async function convert(data: Buffer, filename: string, query = '', fields: Record<string, string> = {}): Promise<Buffer> {
   const body = await multipart({ file: { data, filename }, ...fields });
-  const res = await t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.payload });
+  const res = await t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${t.key}`, 'content-type': body.contentType }, payload: body.payload });
   expect(res.statusCode, res.body.slice(0, 400)).toBe(200);
   return res.rawPayload;
 }

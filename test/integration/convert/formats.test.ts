@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueTestKey, multipart } from '../../support/api-key.js';
+import { describe, expect, it } from 'vitest';
+import { multipart } from '../../support/api-key.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { pdfPageCount, pdfRawText, pdfText } from '../../support/pdf-text.js';
 import { odfText, ooxmlText, pptBinaryText, rtfText, wordBinaryText, wordRecall } from '../../support/source-text.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * Every input format through POST /v1/convert (detection, the warm jailed pool, the format's import
@@ -18,20 +18,11 @@ const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/formats');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 const tablesDocx = readFileSync(path.join(CORPUS_DIR, 'docx/pandoc-tables.docx'));
 
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'formats@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('formats@example.com');
 
 async function convert(data: Buffer, filename: string, query = '') {
   const body = await multipart({ file: { data, filename } });
-  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.payload });
+  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${t.key}`, 'content-type': body.contentType }, payload: body.payload });
 }
 
 /**

@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueTestKey } from '../../support/api-key.js';
+import { describe, expect, it } from 'vitest';
 import { pdfText } from '../../support/pdf-text.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * An HTML page whose styling is in a stylesheet sent as a `files` part: the PDF docproc makes shows
@@ -13,16 +12,7 @@ import { buildTestApp, type TestApp } from '../../support/test-app.js';
  * import shows the same page with the stylesheet inline — the independent reading of what the CSS
  * means — and without the stylesheet neither is there.
  */
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'html-stylesheets@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('html-stylesheets@example.com');
 
 function body(parts: { name: string; filename: string; data: string }[]) {
   const boundary = '----docproc-css-test';
@@ -54,7 +44,7 @@ describe('HTML → PDF with a stylesheet sent as a file', () => {
       { name: 'file', filename: 'page.html', data: page('<link rel="stylesheet" href="styles/site.css">') },
       { name: 'files', filename: 'site.css', data: CSS },
     ]);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/convert?to=pdf', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload });
+    const res = await t.app.inject({ method: 'POST', url: '/v1/convert?to=pdf', headers: { authorization: `Bearer ${t.key}`, 'content-type': contentType }, payload });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
     expect(pdfText(res.rawPayload)).toContain('Warning words here.');
     const ours = rendering(res.rawPayload);
@@ -67,7 +57,7 @@ describe('HTML → PDF with a stylesheet sent as a file', () => {
 
     // Control: without the file the page has none of it, and a warning names the stylesheet.
     const bare = body([{ name: 'file', filename: 'page.html', data: page('<link rel="stylesheet" href="styles/site.css">') }]);
-    const without = await t.app.inject({ method: 'POST', url: '/v1/convert?to=pdf', headers: { authorization: `Bearer ${key}`, 'content-type': bare.contentType }, payload: bare.payload });
+    const without = await t.app.inject({ method: 'POST', url: '/v1/convert?to=pdf', headers: { authorization: `Bearer ${t.key}`, 'content-type': bare.contentType }, payload: bare.payload });
     expect(without.statusCode).toBe(200);
     expect(rendering(without.rawPayload)).toEqual({ bold: false, italic: false, red: false });
     expect(decodeURIComponent(String(without.headers['x-docproc-warnings'] ?? ''))).toMatch(/Stylesheet "styles\/site\.css" refers to the file "styles\/site\.css", which was not sent/);

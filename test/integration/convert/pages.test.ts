@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import PizZip from 'pizzip';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { snappyHead } from '../../../src/inputs/iwork.js';
-import { issueTestKey, multipart } from '../../support/api-key.js';
+import { multipart } from '../../support/api-key.js';
 import { pdfPageCount, pdfText } from '../../support/pdf-text.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * Apple Pages through POST /v1/convert (LibreOffice's "Apple Pages" filter, libetonyek), on real
@@ -34,20 +34,11 @@ function documentIwa(pages: Buffer): Buffer {
   return Buffer.from(new PizZip(inner.asUint8Array()).file('Index/Document.iwa')!.asUint8Array());
 }
 
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'pages@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('pages@example.com');
 
 async function convert(data: Buffer, filename: string, query = '') {
   const body = await multipart({ file: { data, filename } });
-  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.payload });
+  return t.app.inject({ method: 'POST', url: `/v1/convert${query}`, headers: { authorization: `Bearer ${t.key}`, 'content-type': body.contentType }, payload: body.payload });
 }
 
 describe('POST /v1/convert: Apple Pages', () => {

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import PizZip from 'pizzip';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pdfFilterData } from '../../../src/documents/docx-pdf/index.js';
 import { buildDocx, para } from '../../support/annotate/docx-builder.js';
-import { issueTestKey, multipart } from '../../support/api-key.js';
+import { multipart } from '../../support/api-key.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { annotationSubtypes, catalogOf, pageSize, pdfFonts, pdfImages, pdfInfo, qpdfJson } from '../../support/pdf-inspect.js';
 import { pdfPageCount, pdfText } from '../../support/pdf-text.js';
-import { buildTestApp, type TestApp } from '../../support/test-app.js';
+import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * Every PDF option through the real routes, each output checked with a tool that is not LibreOffice:
@@ -22,21 +22,12 @@ const COMMENTS = corpus('docx/superdoc-WordOriginatedComments.docx');
 const HEADINGS = corpus('docx/pandoc-tables.docx');
 const PHOTO_MD = Buffer.from(`# A photo\n\n![The moon](data:image/jpeg;base64,${corpus('md/lalune.jpg').toString('base64')})\n`);
 
-let t: TestApp;
-let key: string;
-
-beforeAll(async () => {
-  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
-  key = await issueTestKey(t.app, 'pdf-options@example.com');
-});
-afterAll(async () => {
-  await t?.app.close();
-});
+const t = useOfficeTestApp('pdf-options@example.com');
 
 type Fields = Record<string, string>;
 async function post(url: string, data: Buffer, filename: string, fields: Fields = {}) {
   const body = await multipart({ file: { data, filename }, ...fields });
-  return t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.payload });
+  return t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.key}`, 'content-type': body.contentType }, payload: body.payload });
 }
 async function pdfOf(data: Buffer, filename: string, query = '', fields: Fields = {}): Promise<Buffer> {
   const res = await post(`/v1/convert${query}`, data, filename, fields);
