@@ -8,6 +8,7 @@ import { multipart } from '../../support/api-key.js';
 import { CORPUS_DIR } from '../../support/corpus.js';
 import { pdfFonts, pdfInfo, qpdfJson, type QpdfObjects } from '../../support/pdf-inspect.js';
 import { pdfPageCount, pdfText } from '../../support/pdf-text.js';
+import { buildOdfPackage } from '../../support/office/odf-package.js';
 import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
@@ -30,47 +31,32 @@ function docxComments(docx: Buffer): string[] {
 
 /** A two-page ODT made here: a comment on page 1, none on page 2. */
 function odtWithComment(): Buffer {
-  const zip = new PizZip();
-  zip.file('mimetype', 'application/vnd.oasis.opendocument.text', { compression: 'STORE' });
-  zip.file('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
-    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>');
-  zip.file('content.xml', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
+  return buildOdfPackage('application/vnd.oasis.opendocument.text', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
     'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" ' +
     'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/" office:version="1.2">' +
     '<office:automatic-styles><style:style style:name="P2" style:family="paragraph"><style:paragraph-properties fo:break-before="page"/></style:style></office:automatic-styles>' +
     '<office:body><office:text><text:p>The first page of the ODT<office:annotation><dc:creator>Grace Hopper</dc:creator><dc:date>2026-01-02T10:00:00</dc:date>' +
     '<text:p>Annotation written in an OpenDocument file, long enough to wrap over several lines in the margin box beside the page.</text:p></office:annotation> ends here.</text:p>' +
     '<text:p text:style-name="P2">The second page has no comment.</text:p></office:text></office:body></office:document-content>');
-  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
 /** A one-cell ODS made here whose cell A1 has a note. */
 function odsWithNote(): Buffer {
-  const zip = new PizZip();
-  zip.file('mimetype', 'application/vnd.oasis.opendocument.spreadsheet', { compression: 'STORE' });
-  zip.file('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
-    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>');
-  zip.file('content.xml', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
+  return buildOdfPackage('application/vnd.oasis.opendocument.spreadsheet', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
     'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/" office:version="1.2">' +
     '<office:body><office:spreadsheet><table:table table:name="Sheet1"><table:table-row><table:table-cell office:value-type="string">' +
     '<office:annotation><dc:creator>Ada</dc:creator><text:p>A spreadsheet note in the margin</text:p></office:annotation><text:p>Value in A1</text:p>' +
     '</table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>');
-  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
 /** A one-slide ODP made here with a slide comment (officeooo:annotation). */
 function odpWithComment(): Buffer {
-  const zip = new PizZip();
-  zip.file('mimetype', 'application/vnd.oasis.opendocument.presentation', { compression: 'STORE' });
-  zip.file('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
-    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.presentation"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>');
-  zip.file('content.xml', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
+  return buildOdfPackage('application/vnd.oasis.opendocument.presentation', '<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
     'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" ' +
     'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:officeooo="http://openoffice.org/2009/office" office:version="1.2"><office:body><office:presentation><draw:page draw:name="p1">' +
     '<draw:frame svg:x="2cm" svg:y="2cm" svg:width="10cm" svg:height="3cm"><draw:text-box><text:p>Slide body text</text:p></draw:text-box></draw:frame>' +
     '<officeooo:annotation svg:x="3cm" svg:y="3cm" svg:width="1cm" svg:height="1cm"><dc:creator>Ada</dc:creator><dc:date>2026-01-01T00:00:00</dc:date><text:p>A slide comment in the margin</text:p></officeooo:annotation>' +
     '</draw:page></office:presentation></office:body></office:document-content>');
-  return zip.generate({ type: 'nodebuffer', compression: 'DEFLATE' }) as Buffer;
 }
 
 const t = useOfficeTestApp('margin@example.com');

@@ -1,4 +1,5 @@
 import { writeZip } from '../../../src/documents/ooxml/zip/write.js';
+import { buildOdfPackage } from './odf-package.js';
 
 /** Minimal spreadsheets LibreOffice opens, for the structure-budget tests. */
 
@@ -13,15 +14,7 @@ export function buildOds(tables: string): Buffer {
     `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ODS_NAMESPACES} office:version="1.2">` +
     '<office:automatic-styles><style:style style:name="ce1" style:family="table-cell"><style:table-cell-properties fo:background-color="#ff0000"/></style:style></office:automatic-styles>' +
     `<office:body><office:spreadsheet>${tables}</office:spreadsheet></office:body></office:document-content>`;
-  const manifest =
-    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
-    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>' +
-    '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>';
-  return writeZip([
-    { name: 'mimetype', data: Buffer.from('application/vnd.oasis.opendocument.spreadsheet'), store: true },
-    { name: 'META-INF/manifest.xml', data: Buffer.from(manifest) },
-    { name: 'content.xml', data: Buffer.from(content) },
-  ]);
+  return buildOdfPackage('application/vnd.oasis.opendocument.spreadsheet', content);
 }
 
 /** An ODS number cell, repeated `columns` times. */
