@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { drawCommentsInMargin, layoutMargin, MARGIN_LIMITS, marginWidth, type Comment } from '../../../src/documents/docx-pdf/comments-in-margin.js';
 import { DomainError, ErrorCode } from '../../../src/errors/domain-error.js';
@@ -100,6 +101,24 @@ describe('commentsInMargin layout', () => {
     expect(counted.boxes.length + counted.hidden).toBe(200);
     expect(counted.boxes.at(-1)!.lines.join(' ')).toContain(`+ ${counted.hidden} more comments`);
     assertColumn(counted.boxes, 774, 18);
+  });
+});
+
+describe('commentsInMargin layout, for any comments (fast-check)', () => {
+  const anyComment = fc.record({
+    top: fc.double({ min: -200, max: 2000, noNaN: true }),
+    text: fc.oneof(fc.string({ maxLength: 400 }), fc.array(fc.string({ minLength: 1, maxLength: 40 }), { maxLength: 120 }).map((w) => w.join(' ')), fc.constant('x'.repeat(2000))),
+  });
+  it('every comment gets a box or is counted, and the boxes stay in the column without overlap', () => {
+    fc.assert(
+      fc.property(fc.array(anyComment, { maxLength: 250 }), fc.integer({ min: 180, max: 400 }), fc.integer({ min: 200, max: 2000 }), (drawn, width, height) => {
+        const comments = drawn.map((c) => comment(c.top, c.text));
+        const { boxes, hidden } = layoutMargin(comments, width, height - 18, 18);
+        expect(boxes.length + hidden).toBe(comments.length);
+        assertColumn(boxes, height - 18, 18);
+      }),
+      { numRuns: 150, seed: Number(process.env.FUZZ_SEED ?? 20261126) },
+    );
   });
 });
 

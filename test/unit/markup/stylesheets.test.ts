@@ -1,4 +1,5 @@
 import { DOMParser, type Document as XmlDocument, type Element as XmlElement } from '@xmldom/xmldom';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { htmlToDocx } from '../../../src/documents/html/index.js';
 import { parseStylesheet, STYLESHEET_BUDGET } from '../../../src/documents/html/stylesheets.js';
@@ -103,5 +104,21 @@ describe('HTML stylesheets: <style> and linked files sent with the document', ()
     // The same rules over a few paragraphs are applied (nothing matches: no span ancestor).
     const few = `<style>${css}</style><div><p>x</p></div>`;
     expect((await htmlToDocx(Buffer.from(few), { limits })).warnings).toEqual([]);
+  });
+});
+
+describe('the stylesheet parser, for any text (fast-check)', () => {
+  const cssPiece = fc.constantFrom('p', 'div', '.a', '#b', '*', ' ', ',', '{', '}', ';', ':', 'color:red', 'font-weight:bold', '!important', '"', "'", '/*', '*/', '@media x', '\\', '>', '+', '~', '[x]', '\n');
+  const cssLike = fc.array(cssPiece, { maxLength: 200 }).map((pieces) => pieces.join(''));
+  it('ends, without throwing, with at most one rule per selector character and rules in order', () => {
+    fc.assert(
+      fc.property(fc.oneof(cssLike, fc.string({ maxLength: 500 })), (css) => {
+        const { rules, ignored } = parseStylesheet(css, 7);
+        expect(ignored).toBeGreaterThanOrEqual(0);
+        expect(rules.length).toBeLessThanOrEqual(css.length);
+        rules.forEach((rule, i) => expect(rule.order).toBeGreaterThanOrEqual(i === 0 ? 7 : rules[i - 1]!.order));
+      }),
+      { numRuns: 400, seed: Number(process.env.FUZZ_SEED ?? 20261126) },
+    );
   });
 });
