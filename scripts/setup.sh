@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 
 run_packages=(libreoffice-writer libreoffice-calc libreoffice-impress python3-uno bubblewrap fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation fonts-liberation2 fonts-dejavu fonts-noto-core)
-test_packages=(poppler-utils qpdf pandoc redis-server libnss3-tools openssl nginx chromium xmlsec1)
+test_packages=(poppler-utils qpdf pandoc redis-server libnss3-tools openssl nginx chromium xmlsec1 python3-olefile python3-xlrd)
 
 packages=("${run_packages[@]}")
 [ "$mode" = "test" ] && packages+=("${test_packages[@]}")
