@@ -9,6 +9,7 @@ import { readZip } from '../ooxml/zip/read.js';
 import { documentWork } from './document-work.js';
 import { assertLayoutBudget } from './layout-budget.js';
 import { assertCsvStructure, assertOdfStructure, assertOoxmlStructure } from './structure-budget.js';
+import { assertXlsStructure } from './xls-structure.js';
 
 /** A document made ready for LibreOffice, and what LibreOffice still has to do to it. */
 export interface PreparedDocx {
@@ -32,7 +33,7 @@ const NOTHING_TO_REFRESH: DocumentWork = { fields: false, indexes: false };
  * Word documents with `accept`/`reject` resolves tracked changes in the OOXML so LibreOffice never
  * sees them; and tells what else the document needs (document-work.ts). An OpenDocument package
  * gets the ZIP guard and, for ODS/ODP, the structure budget (its bytes are not rewritten); a CSV's
- * cells are counted on its text; an Apple Pages package gets the ZIP guard; other formats go to LibreOffice as they are (their import filters
+ * cells are counted on its text, an XLS's on its BIFF records (xls-structure.ts); an Apple Pages package gets the ZIP guard; other formats go to LibreOffice as they are (their import filters
  * read them inside the jail). CPU-bound and input-sized: it runs in a worker
  * thread (workers/docx-pdf.ts).
  */
@@ -48,6 +49,10 @@ export function prepareForPdf(input: Uint8Array, format: DocumentFormat, mode: T
   if (format === 'pages') {
     // The ZIP guard (sizes, ratios, names) before libetonyek inflates it in the jail.
     readZip(buffer);
+    return { timings: { guards: performance.now() - started } };
+  }
+  if (format === 'xls') {
+    assertXlsStructure(buffer);
     return { timings: { guards: performance.now() - started } };
   }
   if (format === 'csv') {
