@@ -32,8 +32,11 @@ import { pictureSize } from './image-size.js';
  *   with its quoting.
  * - PPTX (every XML part) and ODP (content.xml, styles.xml): slides (`<p:sld>`, `<draw:page>`) and
  *   shapes (PresentationML shape elements, or every drawing-namespace element of a page).
- * - XLS and PPT (binary OLE files) are not counted: reading BIFF records and PowerPoint's record tree
- *   is a reader of its own; the office memory watch and the conversion deadline bound them.
+ * - XLS (BIFF8 `Workbook` / BIFF5 `Book` stream, read with inputs/compound-file.ts): the same
+ *   counts on its records, in xls-structure.ts (ARRAY/TABLE formulas as their range, BLANK and
+ *   MERGECELLS in the printed area, Print_Area names, the SST's count bounded by its bytes).
+ * - PPT (binary OLE file) is not counted: PowerPoint's record tree is a reader of its own; the office
+ *   memory watch and the conversion deadline bound it.
  * - Not counted either (the memory watch and the deadline bound them): drawings placed by length
  *   (`<xdr:absoluteAnchor>`, ODS `<table:shapes>` with svg:x/y: rows have any height, so a length
  *   gives no row count), whole-row formats (`<row s customFormat>`), conditional formats, charts.
