@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { gunzipSync } from 'node:zlib';
 import PizZip from 'pizzip';
 
 /**
@@ -27,6 +28,27 @@ export function ooxmlText(data: Buffer): string {
 export function odfText(data: Buffer): string {
   const content = new PizZip(data).file('content.xml')!.asText();
   return decode(content.replace(/<text:placeholder\b[\s\S]*?<\/text:placeholder>/g, ' ').replace(/<text:s\/>/g, ' ').replace(/<[^>]+>/g, ' '));
+}
+
+/**
+ * Text of a Pages '09 document (iWork '09 XML: index.xml, or index.xml.gz, in the package): every
+ * text body (the main one, text boxes, headers, footers), breaks and tabs as spaces. Left out: the
+ * template's section prototypes (pages a user may insert, not part of the document) and its
+ * placeholder text (sf:ghost-text and its references, which Pages shows while editing but does not print).
+ */
+export function pages09Text(data: Buffer): string {
+  const zip = new PizZip(data);
+  const plain = zip.file('index.xml');
+  const xml = plain ? plain.asText() : gunzipSync(zip.file('index.xml.gz')!.asUint8Array()).toString('utf8');
+  const document = xml.replace(/<sl:section-prototypes\b[\s\S]*?<\/sl:section-prototypes>/g, ' ');
+  const bodies = Array.from(document.matchAll(/<sf:text-body>([\s\S]*?)<\/sf:text-body>/g), (m) => m[1]!);
+  return decode(
+    bodies
+      .join(' ')
+      .replace(/<sf:ghost-text(?:-ref)?\b[\s\S]*?<\/sf:ghost-text(?:-ref)?>/g, ' ')
+      .replace(/<sf:(?:br|lnbr|pgbr|crbr|sectbr|layoutbr|tab)\/>/g, ' ')
+      .replace(/<[^>]+>/g, ''),
+  );
 }
 
 /** RTF read by pandoc's reader (an independent one). */

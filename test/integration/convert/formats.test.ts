@@ -53,6 +53,12 @@ const CASES: [string, () => string, number][] = [
   ['sample.dotx', () => ooxmlText(fixture('sample.dotx')), 1],
   ['tdf131562.xlsm', () => ooxmlText(fixture('tdf131562.xlsm')), 1],
   ['tdf124708.ppt', () => pptBinaryText(fixture('tdf124708.ppt')), 0.9],
+  // Independent macro-enabled files and a template with real text (Word 2007 with a VBA project:
+  // two pages of Russian prose; Word 2013: a résumé template; Excel 2013 with a VBA project: a
+  // five-page production calendar, whose sheets hold strings the print area leaves out).
+  ['poi-45690.docm', () => ooxmlText(fixture('poi-45690.docm')), 0.95],
+  ['poi-60316.dotx', () => ooxmlText(fixture('poi-60316.dotx')), 0.95],
+  ['tdf111974.xlsm', () => ooxmlText(fixture('tdf111974.xlsm')), 0.85],
 ];
 
 describe('POST /v1/convert: every format LibreOffice reads, to PDF', () => {

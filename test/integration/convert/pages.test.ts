@@ -4,13 +4,15 @@ import PizZip from 'pizzip';
 import { describe, expect, it } from 'vitest';
 import { snappyHead } from '../../../src/inputs/iwork.js';
 import { multipart } from '../../support/api-key.js';
-import { pdfPageCount, pdfText } from '../../support/pdf-text.js';
+import { pdfPageCount, pdfRawText, pdfText } from '../../support/pdf-text.js';
+import { pages09Text, wordRecall, wordsOf } from '../../support/source-text.js';
 import { useOfficeTestApp } from '../../support/office-test-app.js';
 
 /**
  * Apple Pages through POST /v1/convert (LibreOffice's "Apple Pages" filter, libetonyek), on real
  * files written by Pages (test/fixtures/iwork/MANIFEST.md). Each sentence looked for in the PDF is
- * first found in the file itself: in the decompressed Document.iwa (Snappy chunks, decoded here).
+ * first found in the file itself: in the decompressed Document.iwa (Snappy chunks, decoded here),
+ * or the '09 package's index.xml (test/support/source-text.ts).
  */
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../../fixtures/iwork', name));
 
@@ -65,6 +67,23 @@ describe('POST /v1/convert: Apple Pages', () => {
     const wrong = await convert(fixture('pages4-file.pages'), 'blank.pages', '?from=docx');
     expect(wrong.statusCode).toBe(400);
     expect(wrong.body).toContain('PAGES');
+  });
+
+  it("Pages_4.pages (Pages '09 XML with text): the PDF has the document's text and, like Pages' own preview, not the template's placeholder text", async () => {
+    const pages = fixture('Pages_4.pages');
+    const source = pages09Text(pages);
+    expect(wordsOf(source).size, 'the document holds text').toBeGreaterThan(0);
+    // The QuickLook preview Pages itself rendered when it saved the file: an independent view of what prints.
+    const applePreview = pdfRawText(Buffer.from(new PizZip(pages).file('QuickLook/Preview.pdf')!.asUint8Array()));
+    expect(wordRecall(source, applePreview).recall, 'Pages printed the same text').toBe(1);
+    const res = await convert(pages, 'document.bin');
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    const ours = pdfRawText(res.rawPayload);
+    expect(wordRecall(source, ours)).toEqual({ recall: 1, missing: [] });
+    // Nothing Pages does not print (its template's placeholder paragraphs) is in ours.
+    expect(wordRecall(ours, applePreview)).toEqual({ recall: 1, missing: [] });
+    expect(pdfPageCount(res.rawPayload)).toBe(pdfPageCount(Buffer.from(new PizZip(pages).file('QuickLook/Preview.pdf')!.asUint8Array())));
   });
 
   it('Numbers is refused with 415 naming pages among the accepted formats', async () => {

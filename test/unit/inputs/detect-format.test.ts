@@ -19,8 +19,10 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'tables.dot': 'dot',
   'hello.docm': 'docm',
   'tables.docm': 'docm',
+  'poi-45690.docm': 'docm',
   'sample.dotx': 'dotx',
   'tables.dotx': 'dotx',
+  'poi-60316.dotx': 'dotx',
   'planets.odt': 'odt',
   'form-controls.odt': 'odt',
   'Modern_business_letter_sans_serif.ott': 'ott',
@@ -30,6 +32,7 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'datasets.xlsx': 'xlsx',
   'datasets.xlsm': 'xlsm',
   'tdf131562.xlsm': 'xlsm',
+  'tdf111974.xlsm': 'xlsm',
   'datasets.ods': 'ods',
   'distro-info-debian.csv': 'csv',
   'tdf124708.ppt': 'ppt',
@@ -60,6 +63,13 @@ describe('detectFormat: one detector, from the content', () => {
       if (format === 'csv') continue;
       expect(detectFormat(fixture(name), ALL, { filename: 'report.md' }), `${name} named .md`).toBe(format);
       expect(detectFormat(fixture(name), ALL, { filename: 'report.docx' }), `${name} named .docx`).toBe(format);
+    }
+  });
+
+  it('the macro-enabled fixtures Office wrote carry their VBA project', () => {
+    for (const [name, part] of [['poi-45690.docm', 'word/vbaProject.bin'], ['tdf131562.xlsm', 'xl/vbaProject.bin'], ['tdf111974.xlsm', 'xl/vbaProject.bin']]) {
+      const project = new PizZip(fixture(name)).file(part!);
+      expect(project?.asUint8Array().subarray(0, 4), name).toEqual(Uint8Array.from([0xd0, 0xcf, 0x11, 0xe0]));
     }
   });
 

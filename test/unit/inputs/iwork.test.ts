@@ -9,13 +9,13 @@ import { OFFICE_FORMATS } from '../../../src/inputs/formats.js';
 import { firstMessageType, iworkKind, snappyHead } from '../../../src/inputs/iwork.js';
 import { readZip } from '../../../src/documents/ooxml/zip/read.js';
 
-/** Apple iWork packages by their content (test/fixtures/iwork/MANIFEST.md: libetonyek's test files). */
+/** Apple iWork packages by their content (test/fixtures/iwork/MANIFEST.md: libetonyek's and LibreOffice's test files). */
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../../fixtures/iwork', name));
 const namesOf = (zip: Buffer) => Object.keys(new PizZip(zip).files);
 
 describe('Apple Pages detection', () => {
   it('takes Pages: iWork 09 XML, 2013+ IWA, and a bundle zipped with its folder — whatever the file is called', () => {
-    for (const name of ['pages4-file.pages', 'pages5-file.pages', 'pages5-extra-dir.pages']) {
+    for (const name of ['pages4-file.pages', 'Pages_4.pages', 'pages5-file.pages', 'pages5-extra-dir.pages']) {
       expect(contentFormat(fixture(name)), name).toEqual({ kind: 'known', format: 'pages' });
       expect(detectFormat(fixture(name), OFFICE_FORMATS, { filename: 'letter.docx' }), name).toBe('pages');
     }
