@@ -40,7 +40,10 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
   app.addHook('onRequest', async (request, reply) => {
     if (isPublicRoute(request)) return;
     const who = request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`;
-    const windowHit = await store.hit(`req:${who}`, settings.rateLimitWindowSeconds);
+    const slot = request.apiKeyId ? { bucket: `conc:${request.apiKeyId}`, holder: randomUUID(), limit: settings.concurrencyPerKey, ttlSeconds: SLOT_TTL_SECONDS } : undefined;
+    // The rate-limit hit and, within the limit, the key's concurrency slot: one store round trip.
+    const admitted = await store.admit({ bucket: `req:${who}`, windowSeconds: settings.rateLimitWindowSeconds, max: settings.rateLimitPerWindow }, slot);
+    const windowHit = admitted.hit;
     const remaining = Math.max(0, settings.rateLimitPerWindow - windowHit.count);
     const resetSeconds = Math.max(1, Math.ceil(windowHit.resetMs / 1000));
     reply.headers({
@@ -53,14 +56,13 @@ export function installLimits(app: FastifyInstance, store: Store, settings: Limi
         retryAfterSeconds: resetSeconds,
       });
     }
-    if (!request.apiKeyId) return;
-    const bucket = `conc:${request.apiKeyId}`;
-    const holder = randomUUID();
-    if (!(await store.acquireSlot(bucket, holder, settings.concurrencyPerKey, SLOT_TTL_SECONDS))) {
+    if (!slot) return;
+    if (!admitted.acquired) {
       throw new DomainError(ErrorCode.CONCURRENCY_LIMIT_ERROR, `At most ${settings.concurrencyPerKey} requests may run at once per API key; retry when one has finished.`, {
         retryAfterSeconds: 1,
       });
     }
+    const { bucket, holder } = slot;
     const lastBeat = Date.now() + settings.requestTimeoutMs + SLOT_TTL_SECONDS * 1000;
     const heartbeat = setInterval(() => {
       if (Date.now() > lastBeat) return clearInterval(heartbeat);

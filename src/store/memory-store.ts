@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiKeyRecord, CodeCheck, CodeTryLimits, RotationLimit, RotationOutcome, Store, WindowHit } from './store.js';
+import type { Admitted, ApiKeyRecord, CodeCheck, CodeTryLimits, RateCheck, RotationLimit, RotationOutcome, SlotRequest, Store, WindowHit } from './store.js';
 
 interface Expiring<T> {
   value: T;
@@ -128,6 +128,12 @@ export class MemoryStore implements Store {
     return { count: entry.value, resetMs: entry.expiresAt - now };
   }
 
+  async admit(rate: RateCheck, slot?: SlotRequest): Promise<Admitted> {
+    const hit = this.countHit(rate.bucket, rate.windowSeconds);
+    if (!slot || hit.count > rate.max) return { hit };
+    return { hit, acquired: this.takeSlot(slot.bucket, slot.holder, slot.limit, slot.ttlSeconds) };
+  }
+
   private liveHolders(bucket: string): Map<string, number> {
     const holders = this.slots.get(bucket) ?? new Map<string, number>();
     const now = Date.now();
@@ -137,6 +143,10 @@ export class MemoryStore implements Store {
   }
 
   async acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean> {
+    return this.takeSlot(bucket, holder, limit, ttlSeconds);
+  }
+
+  private takeSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): boolean {
     const holders = this.liveHolders(bucket);
     if (holders.size >= limit) return false;
     holders.set(holder, Date.now() + ttlSeconds * 1000);

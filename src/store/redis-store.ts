@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { ApiKeyRecord, CodeCheck, CodeTryLimits, RotationLimit, RotationOutcome, Store, WindowHit } from './store.js';
+import type { Admitted, ApiKeyRecord, CodeCheck, CodeTryLimits, RateCheck, RotationLimit, RotationOutcome, SlotRequest, Store, WindowHit } from './store.js';
 import { StoreUnavailableError } from './store.js';
 
 /*
@@ -107,6 +107,25 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
+
+/**
+ * HIT then ACQUIRE in one script (one round trip per request): KEYS[1] the rate window, KEYS[2] the
+ * slots; ARGV: window ms, rate max, then (when there are slots to take) holder, limit, slot TTL ms.
+ * Returns {count, window TTL, acquired: 1 / 0, or -1 when no slot was tried}.
+ */
+const ADMIT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) ttl = tonumber(ARGV[1]) end
+if #KEYS < 2 or count > tonumber(ARGV[2]) then return {count, ttl, -1} end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {count, ttl, 0} end
+redis.call('ZADD', KEYS[2], nowMs + tonumber(ARGV[5]), ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return {count, ttl, 1}`;
 
 const REFRESH = `
 local now = redis.call('TIME')
@@ -234,6 +253,17 @@ export class RedisStore implements Store {
     return this.call(async () => {
       const ok = await this.evalScript(ACQUIRE, 1, `${this.prefix}slots:${bucket}`, holder, String(limit), String(ttlSeconds * 1000));
       return ok === 1;
+    });
+  }
+
+  admit(rate: RateCheck, slot?: SlotRequest): Promise<Admitted> {
+    return this.call(async () => {
+      const window = String(rate.windowSeconds * 1000);
+      const [count, ttl, acquired] = (await (slot
+        ? this.evalScript(ADMIT, 2, `${this.prefix}rl:${rate.bucket}`, `${this.prefix}slots:${slot.bucket}`, window, String(rate.max), slot.holder, String(slot.limit), String(slot.ttlSeconds * 1000))
+        : this.evalScript(ADMIT, 1, `${this.prefix}rl:${rate.bucket}`, window, String(rate.max)))) as [number, number, number];
+      const hit = { count, resetMs: ttl };
+      return acquired < 0 ? { hit } : { hit, acquired: acquired === 1 };
     });
   }
 

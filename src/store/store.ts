@@ -48,6 +48,27 @@ export interface WindowHit {
   resetMs: number;
 }
 
+/** A fixed-window rate limit: `max` hits per `windowSeconds` in `bucket`. */
+export interface RateCheck {
+  bucket: string;
+  windowSeconds: number;
+  max: number;
+}
+
+/** One of `limit` concurrency slots of `bucket` for `holder`, expiring `ttlSeconds` after it was taken or refreshed. */
+export interface SlotRequest {
+  bucket: string;
+  holder: string;
+  limit: number;
+  ttlSeconds: number;
+}
+
+export interface Admitted {
+  hit: WindowHit;
+  /** Whether the slot was taken; undefined when none was tried. */
+  acquired?: boolean;
+}
+
 export interface Store {
   readonly kind: 'redis' | 'memory';
   /**
@@ -84,6 +105,12 @@ export interface Store {
    * expires `ttlSeconds` after it was taken or last refreshed by its own holder.
    */
   acquireSlot(bucket: string, holder: string, limit: number, ttlSeconds: number): Promise<boolean>;
+  /**
+   * One round trip for what every request does first: counts `rate`'s hit and, when the count is
+   * within `rate.max`, takes a slot as acquireSlot does (`slot` absent: no slot taken, e.g. a caller
+   * without a key). `acquired` is undefined when no slot was tried (over the rate limit, or no `slot`).
+   */
+  admit(rate: RateCheck, slot?: SlotRequest): Promise<Admitted>;
   /** Moves the holder's expiry forward; false when its slot has already expired. */
   refreshSlot(bucket: string, holder: string, ttlSeconds: number): Promise<boolean>;
   releaseSlot(bucket: string, holder: string): Promise<void>;

@@ -83,6 +83,43 @@ describe.each(stores)('%s store', (_name, make) => {
     expect(revoked).toBe(true);
     for (const key of ['r', successor, 'r-next']) expect(await store.getApiKey(key)).toBeUndefined();
   });
+
+  it('admit: counts the hit, takes a slot only within the rate limit, and agrees with hit and acquireSlot', async () => {
+    const store = await open(make);
+    const rate = { bucket: 'adm-rate', windowSeconds: 60, max: 3 };
+    const slot = (holder: string) => ({ bucket: 'adm-slots', holder, limit: 2, ttlSeconds: 15 });
+    const first = await store.admit(rate, slot('a'));
+    expect(first).toEqual({ hit: { count: 1, resetMs: expect.any(Number) }, acquired: true });
+    expect(first.hit.resetMs).toBeGreaterThan(55_000);
+    expect(first.hit.resetMs).toBeLessThanOrEqual(60_000);
+    expect(await store.admit(rate, slot('b'))).toMatchObject({ hit: { count: 2 }, acquired: true });
+    // Slots full: the hit still counts, the slot is refused.
+    expect(await store.admit(rate, slot('c'))).toMatchObject({ hit: { count: 3 }, acquired: false });
+    await store.releaseSlot('adm-slots', 'a');
+    // Over the rate limit: no slot is tried, so the freed one stays free.
+    const over = await store.admit(rate, slot('d'));
+    expect(over.hit.count).toBe(4);
+    expect(over.acquired).toBeUndefined();
+    expect(await store.acquireSlot('adm-slots', 'e', 2, 15)).toBe(true);
+    expect(await store.acquireSlot('adm-slots', 'f', 2, 15)).toBe(false);
+    // The same window as hit(): one counter.
+    expect((await store.hit('adm-rate', 60)).count).toBe(5);
+    // Without a slot request (a caller without a key), only the hit.
+    const ipOnly = await store.admit({ bucket: 'adm-ip', windowSeconds: 60, max: 1 });
+    expect(ipOnly.hit.count).toBe(1);
+    expect(ipOnly.acquired).toBeUndefined();
+    // A slot taken by admit is released and refreshed like any other.
+    expect(await store.refreshSlot('adm-slots', 'b', 15)).toBe(true);
+    await store.releaseSlot('adm-slots', 'b');
+    expect(await store.refreshSlot('adm-slots', 'b', 15)).toBe(false);
+  });
+
+  it('admit: racing requests of one key never hold more slots than the limit', async () => {
+    const store = await open(make);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => store.admit({ bucket: 'race-rate', windowSeconds: 60, max: 1000 }, { bucket: 'race-slots', holder: `h${i}`, limit: 4, ttlSeconds: 15 })));
+    expect(results.filter((r) => r.acquired === true)).toHaveLength(4);
+    expect(results.map((r) => r.hit.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  });
 });
 
 describe('redis store scripts', () => {
@@ -98,10 +135,11 @@ describe('redis store scripts', () => {
       expect(await store.acquireSlot('flushed', 'b', 1, 15)).toBe(false);
       await store.releaseSlot('flushed', 'a');
       expect(await store.acquireSlot('flushed', 'b', 1, 15)).toBe(true);
+      expect(await store.admit({ bucket: 'flushed', windowSeconds: 60, max: 10 }, { bucket: 'flushed', holder: 'c', limit: 2, ttlSeconds: 15 })).toMatchObject({ hit: { count: 2 }, acquired: true });
       // Now cached: the store's connection runs EVALSHA (Redis's CLIENT LIST shows each connection's last command).
       const name = `contract-${randomUUID()}`;
       await (store as unknown as { redis: InstanceType<typeof Redis> }).redis.client('SETNAME', name);
-      expect(await store.hit('flushed', 60)).toMatchObject({ count: 2 });
+      expect(await store.hit('flushed', 60)).toMatchObject({ count: 3 });
       const line = String(await admin.client('LIST')).split('\n').find((l) => l.includes(` name=${name} `));
       expect(line).toMatch(/ cmd=evalsha /);
     } finally {
