@@ -19,7 +19,11 @@ export function installJobContext(app: FastifyInstance): void {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) gone.abort();
     });
-    const signal = request.deadline ? AbortSignal.any([gone.signal, request.deadline]) : gone.signal;
-    request.job = { caller: request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`, signal };
+    // The deadline aborts the same controller: a listener, not AbortSignal.any, whose weak
+    // references and cleanup registration cost every request ~20 µs and the GC more.
+    const { deadline } = request;
+    if (deadline?.aborted) gone.abort();
+    else deadline?.addEventListener('abort', () => gone.abort(), { once: true });
+    request.job = { caller: request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`, signal: gone.signal };
   });
 }
