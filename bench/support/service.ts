@@ -30,13 +30,15 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Node options before the entry point (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
   nodeArgs?: string[];
+  /** The checkout to run (default: this one), e.g. a copy of main for a paired before/after bench. */
+  root?: string;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startService(options: StartOptions): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/server.ts'], {
-    cwd: projectRoot,
+    cwd: options.root ?? projectRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: String(options.port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
