@@ -53,6 +53,7 @@ export function docTableStreamName(wordDocument: Buffer): '0Table' | '1Table' | 
 
 /** The (fc, lcb) pair at an index of FibRgFcLcb, or undefined past the FIB's own count. */
 function fcLcb(word: Buffer, index: number): { fc: number; lcb: number } | undefined {
+  if (word.length < 34 || word.readUInt16LE(0) !== FIB_IDENT) throw damaged('its File Information Block is missing');
   const csw = word.readUInt16LE(32);
   const cslwAt = 34 + csw * 2;
   if (cslwAt + 2 > word.length) throw damaged('its File Information Block is cut short');

@@ -1,0 +1,201 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { blipPictures } from '../../../src/documents/docx-pdf/blip-pictures.js';
+import { measureDocTables } from '../../../src/documents/docx-pdf/doc-layout.js';
+import { LAYOUT_BUDGET } from '../../../src/documents/docx-pdf/layout-budget.js';
+import { countPptRecords } from '../../../src/documents/docx-pdf/ppt-structure.js';
+import { STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
+import { DomainError } from '../../../src/errors/domain-error.js';
+import { buildDocStreams, buildPptStream, pptAtom, pptContainer, type DocBlock, type ShapeTree } from '../../support/office/legacy-office.js';
+import { rejection } from '../../support/domain-error.js';
+
+/**
+ * The binary PPT and DOC counts (ppt-structure.ts, doc-layout.ts, blip-pictures.ts) on generated
+ * streams: what they count is the structure the builder was given, and on any damaged stream they
+ * end with a count or 400 INVALID_FILE_FORMAT, never another error.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+const UNLIMITED_STRUCTURE = { ...STRUCTURE_BUDGET, maxSlides: Infinity, maxShapes: Infinity };
+const UNLIMITED_LAYOUT = { ...LAYOUT_BUDGET, maxTableNesting: Infinity, maxTableCells: Infinity };
+
+const shapeTree: fc.Arbitrary<ShapeTree> = fc.letrec<{ tree: ShapeTree }>((tie) => ({
+  tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant('shape' as const), fc.array(tie('tree'), { maxLength: 3 })),
+})).tree;
+const page = fc.array(shapeTree, { maxLength: 4 });
+const pptSpec = fc.record({ slides: fc.array(page, { maxLength: 6 }), masters: fc.array(page, { maxLength: 2 }), notes: fc.array(page, { maxLength: 3 }) });
+
+const docBlocks: fc.Arbitrary<DocBlock[]> = fc.letrec<{ blocks: DocBlock[]; block: DocBlock }>((tie) => ({
+  blocks: fc.array(tie('block'), { minLength: 1, maxLength: 3 }),
+  block: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant('p' as const),
+    fc.record({ rows: fc.array(fc.array(tie('blocks'), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }) }),
+  ),
+})).blocks;
+
+/** A mutation of a stream: bytes overwritten, the stream cut short, or both. */
+// Positions near the start (the FIB, record headers, the CLX) half the time.
+const damage = fc.record({ writes: fc.array(fc.tuple(fc.oneof(fc.nat(1100), fc.nat()), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), cut: fc.option(fc.nat()) });
+const damaged = (bytes: Buffer, { writes, cut }: { writes: [number, number][]; cut: number | null }) => {
+  const copy = Buffer.from(bytes);
+  for (const [at, value] of writes) copy[at % copy.length] = value;
+  return cut === null ? copy : copy.subarray(0, cut % (copy.length + 1));
+};
+const onlyInvalidFile = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe('INVALID_FILE_FORMAT');
+  }
+};
+
+describe('PowerPoint record tree: slides and shapes', () => {
+  it('counts the slides of the slide list and every shape of slides, masters and notes (property)', () => {
+    fc.assert(
+      fc.property(pptSpec, (spec) => {
+        const built = buildPptStream(spec);
+        const counted = countPptRecords(built.stream, UNLIMITED_STRUCTURE);
+        expect(counted.slides).toBe(built.slides);
+        expect(counted.shapes).toBe(built.shapes);
+      }),
+      { numRuns: 200, seed: SEED },
+    );
+  });
+
+  it('on a damaged stream ends with a count or INVALID_FILE_FORMAT (property)', () => {
+    fc.assert(
+      fc.property(pptSpec, damage, (spec, mutation) => onlyInvalidFile(() => countPptRecords(damaged(buildPptStream(spec).stream, mutation), UNLIMITED_STRUCTURE))),
+      { numRuns: 300, seed: SEED },
+    );
+  });
+
+  it('refuses past maxSlides and maxShapes with 422 naming the limit', () => {
+    const { stream } = buildPptStream({ slides: Array.from({ length: 11 }, () => ['shape']), masters: [[]], notes: [] });
+    expect(countPptRecords(stream, { ...STRUCTURE_BUDGET, maxSlides: 11 }).slides).toBe(11);
+    expect(rejection(() => countPptRecords(stream, { ...STRUCTURE_BUDGET, maxSlides: 10 }))).toMatchObject({
+      code: 'DOCUMENT_TOO_COMPLEX',
+      extensions: { limit: { name: 'convert.maxSlides', max: 10 } },
+    });
+    // 11 slides × (patriarch + 1) + the master's patriarch = 23 shapes.
+    expect(countPptRecords(stream, { ...STRUCTURE_BUDGET, maxShapes: 23 }).shapes).toBe(23);
+    expect(rejection(() => countPptRecords(stream, { ...STRUCTURE_BUDGET, maxShapes: 22 })).extensions).toMatchObject({ limit: { name: 'convert.maxShapes', max: 22 } });
+  });
+
+  it('refuses a child longer than its parent, records nested past 64 levels, and a persist offset inside a record', () => {
+    const overlong = pptContainer(0x03e8, [pptAtom(0x03e9, Buffer.alloc(40))]);
+    overlong.writeUInt32LE(overlong.readUInt32LE(12) + 1, 12);
+    expect(rejection(() => countPptRecords(overlong)).code).toBe('INVALID_FILE_FORMAT');
+    let deep = pptAtom(0x03e9);
+    for (let i = 0; i < 65; i++) deep = pptContainer(0x03e8, [deep]);
+    expect(rejection(() => countPptRecords(deep)).message).toContain('64 levels');
+    // A slide with 5 shapes hidden inside an atom's body, reached only through the persist directory.
+    const built = buildPptStream({ slides: [[]], masters: [], notes: [] });
+    const hidden = pptContainer(0x03ee, [pptContainer(0x040c, [pptContainer(0xf002, Array.from({ length: 5 }, () => pptContainer(0xf004, [])))])]);
+    const directory = Buffer.alloc(8);
+    directory.writeUInt32LE(1 | (1 << 20), 0);
+    directory.writeUInt32LE(built.stream.length + 8, 4);
+    const stream = Buffer.concat([built.stream, pptAtom(0x0fba, hidden), pptAtom(0x1772, directory)]);
+    expect(rejection(() => countPptRecords(stream)).message).toMatch(/persist directory points at byte \d+, inside a record/);
+  });
+});
+
+describe('Word piece table and paragraph properties: table cells and nesting', () => {
+  it('counts every cell of outer and nested tables and the deepest nesting (property)', () => {
+    fc.assert(
+      fc.property(docBlocks, fc.integer({ min: 1, max: 2 ** 31 - 1 }), (blocks, seed) => {
+        const built = buildDocStreams(blocks, seed);
+        expect(measureDocTables(built.word, built.table, built.data, UNLIMITED_LAYOUT)).toEqual({ cells: built.cells, nesting: built.nesting });
+      }),
+      { numRuns: 200, seed: SEED },
+    );
+  });
+
+  it('on damaged streams ends with a count or INVALID_FILE_FORMAT (property)', () => {
+    fc.assert(
+      fc.property(docBlocks, damage, damage, fc.constantFrom('word', 'table', 'data'), (blocks, m1, m2, which) => {
+        const built = buildDocStreams(blocks);
+        const word = which === 'word' ? damaged(built.word, m1) : built.word;
+        const table = which === 'table' ? damaged(built.table, m1) : damaged(built.table, { writes: m2.writes, cut: null });
+        const data = which === 'data' ? damaged(built.data, m1) : built.data;
+        onlyInvalidFile(() => measureDocTables(word, table, data, UNLIMITED_LAYOUT));
+      }),
+      { numRuns: 300, seed: SEED },
+    );
+  });
+
+  it('refuses past maxTableCells and maxTableNesting with the DOCX limits and errors', () => {
+    const row = (cells: number): DocBlock[] => [{ rows: [Array.from({ length: cells }, () => ['p'] as DocBlock[])] }];
+    const wide = buildDocStreams([...row(4), ...row(4), ...row(3)]);
+    expect(measureDocTables(wide.word, wide.table, wide.data, { ...LAYOUT_BUDGET, maxTableCells: 11 }).cells).toBe(11);
+    expect(rejection(() => measureDocTables(wide.word, wide.table, wide.data, { ...LAYOUT_BUDGET, maxTableCells: 10 }))).toMatchObject({
+      code: 'DOCUMENT_TOO_COMPLEX',
+      extensions: { limit: { name: 'convert.maxTableCells', max: 10 } },
+    });
+    let nested: DocBlock[] = ['p'];
+    for (let i = 0; i < LAYOUT_BUDGET.maxTableNesting + 1; i++) nested = [{ rows: [[nested]] }];
+    const deep = buildDocStreams(nested);
+    expect(deep.nesting).toBe(LAYOUT_BUDGET.maxTableNesting + 1);
+    expect(rejection(() => measureDocTables(deep.word, deep.table, deep.data)).extensions).toMatchObject({ limit: { name: 'convert.maxTableNesting' } });
+  });
+
+  it('refuses a piece table whose pieces lie outside the stream or overlap far past its size', () => {
+    const built = buildDocStreams([{ rows: [[['p'], ['p']]] }]);
+    const clxAt = built.table.indexOf(0x02, 8);
+    const pieces = (built.table.readUInt32LE(clxAt + 1) - 4) / 12;
+    const outside = Buffer.from(built.table);
+    outside.writeUInt32LE(built.word.length + 10, clxAt + 5 + (pieces + 1) * 4 + 2);
+    expect(rejection(() => measureDocTables(built.word, outside, built.data)).message).toContain('outside the document');
+    const longPiece = Buffer.from(built.table);
+    longPiece.writeUInt32LE(0x7fffffff, clxAt + 5 + pieces * 4);
+    expect(rejection(() => measureDocTables(built.word, longPiece, built.data)).code).toBe('INVALID_FILE_FORMAT');
+  });
+});
+
+describe('BLIP pictures in binary Office streams', () => {
+  const blip = (type: number, instance: number, picture: Buffer) => pptAtom(type, Buffer.concat([Buffer.alloc(16 * (instance & 1 ? 2 : 1)), Buffer.from([0xff]), picture]), instance);
+  const png = (width: number, height: number) => {
+    const header = Buffer.from('89504e470d0a1a0a0000000d49484452000000000000000008020000', 'hex');
+    header.writeUInt32BE(width, 16);
+    header.writeUInt32BE(height, 20);
+    return header;
+  };
+  const dib = (width: number, height: number) => {
+    const header = Buffer.alloc(40);
+    header.writeUInt32LE(40, 0);
+    header.writeInt32LE(width, 4);
+    header.writeInt32LE(-height, 8);
+    return header;
+  };
+  const jpeg = (width: number, height: number) => {
+    const sof = Buffer.from('ffd8ffe000104a46494600010100000100010000ffc00011080000000003012200021101031101', 'hex');
+    sof.writeUInt16BE(height, 25);
+    sof.writeUInt16BE(width, 27);
+    return sof;
+  };
+
+  it('reads the size of PNG, JPEG and DIB BLIPs anywhere in a stream, and steps over metafiles', () => {
+    const stream = Buffer.concat([
+      Buffer.from('some text before'),
+      blip(0xf01e, 0x6e0, png(11_000, 10_000)),
+      blip(0xf01a, 0x3d4, png(1, 1)), // an EMF BLIP: not read as a raster picture
+      blip(0xf01f, 0x7a9, dib(300, 200)),
+      Buffer.alloc(7),
+      blip(0xf01d, 0x46a, jpeg(640, 480)),
+    ]);
+    expect([...blipPictures(stream)]).toEqual([
+      { width: 11_000, height: 10_000 },
+      { width: 300, height: 200 },
+      { width: 640, height: 480 },
+    ]);
+  });
+
+  it('ends on any bytes, reading each byte a bounded number of times (property)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2000 }), (bytes) => {
+        for (const size of blipPictures(Buffer.from(bytes))) expect(size.width).toBeGreaterThanOrEqual(0);
+      }),
+      { numRuns: 300, seed: SEED },
+    );
+  });
+});
