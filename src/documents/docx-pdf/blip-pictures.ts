@@ -1,4 +1,5 @@
 import { pictureSize, type PixelSize } from './image-size.js';
+import { LAYOUT_BUDGET, layoutTooComplex, type LayoutBudget } from './layout-budget.js';
 
 /**
  * Raster pictures of a Word or PowerPoint 97–2003 stream, found by their OfficeArt BLIP record
@@ -49,4 +50,10 @@ export function* blipPictures(stream: Buffer): Generator<PixelSize> {
     if (size) yield size;
     at = end + 3 < stream.length ? stream.indexOf(0xf0, end + 3) : -1;
   }
+}
+
+/** Refuses a stream holding a raster picture past maxPicturePixels (layout-budget.ts's limit and 422). */
+export function assertBlipPixels(stream: Buffer | undefined, budget: LayoutBudget = LAYOUT_BUDGET): void {
+  if (!stream) return;
+  for (const { width, height } of blipPictures(stream)) if (width * height > budget.maxPicturePixels) throw layoutTooComplex('maxPicturePixels', budget);
 }

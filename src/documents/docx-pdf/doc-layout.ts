@@ -1,4 +1,6 @@
 import { invalidFile } from '../../errors/domain-error.js';
+import type { CompoundFile } from '../../inputs/compound-file.js';
+import { assertBlipPixels } from './blip-pictures.js';
 import { LAYOUT_BUDGET, layoutTooComplex, type LayoutBudget, type TableShape } from './layout-budget.js';
 
 /**
@@ -262,5 +264,23 @@ export function measureDocTables(word: Buffer, table: Buffer, data: Buffer | und
       }
     }
   }
+  return counted;
+}
+
+/**
+ * Checks a DOC or DOT against the layout budget: its tables (measureDocTables) and the raster
+ * pictures of its WordDocument, table and Data streams. An encrypted document is not read (its
+ * table stream is ciphertext; LibreOffice cannot open it without the password either).
+ */
+export function assertDocBudget(file: CompoundFile, budget: LayoutBudget = LAYOUT_BUDGET): TableShape | undefined {
+  const word = file.stream('WordDocument');
+  if (!word) throw damaged('it has no WordDocument stream');
+  const tableName = docTableStreamName(word);
+  if (!tableName) return undefined;
+  const table = file.stream(tableName);
+  if (!table) throw damaged(`its FIB names a ${tableName} stream it does not have`);
+  const data = file.stream('Data');
+  const counted = measureDocTables(word, table, data, budget);
+  for (const stream of [word, table, data]) assertBlipPixels(stream, budget);
   return counted;
 }

@@ -1,4 +1,7 @@
 import { invalidFile } from '../../errors/domain-error.js';
+import type { CompoundFile } from '../../inputs/compound-file.js';
+import { assertBlipPixels } from './blip-pictures.js';
+import { LAYOUT_BUDGET, type LayoutBudget } from './layout-budget.js';
 import { STRUCTURE_BUDGET, StructureCounter, type StructureBudget, type StructureCount } from './structure-budget.js';
 
 /**
@@ -83,4 +86,16 @@ function readPersistDirectory(stream: Buffer, start: number, end: number, offset
       offsets.push(stream.readUInt32LE(at));
     }
   }
+}
+
+/**
+ * Counts a PPT's "PowerPoint Document" stream against the structure budget, and refuses a raster
+ * picture of its Pictures stream past the layout budget's maxPicturePixels (as for a PPTX).
+ */
+export function assertPptBudget(file: CompoundFile, budget: StructureBudget = STRUCTURE_BUDGET, layout: LayoutBudget = LAYOUT_BUDGET): StructureCount {
+  const stream = file.stream('PowerPoint Document');
+  if (!stream) throw damaged('it has no PowerPoint Document stream');
+  const counted = countPptRecords(stream, budget);
+  assertBlipPixels(file.stream('Pictures'), layout);
+  return counted;
 }

@@ -1,13 +1,17 @@
 import type { DocumentWork } from '../../office/bridge-protocol.js';
 import type { TrackedChangesMode } from '../../office/index.js';
+import { invalidFile } from '../../errors/domain-error.js';
+import { readCompoundFile } from '../../inputs/compound-file.js';
 import { csvSeparator } from '../../inputs/detect-format.js';
 import { ODF_FORMATS, OOXML_FORMATS, type DocumentFormat } from '../../inputs/formats.js';
 import { OpcPackage } from '../ooxml/package.js';
 import { scrubPackage } from '../ooxml/scrub.js';
 import { resolveTrackedChanges } from '../ooxml/tracked-changes.js';
 import { readZip } from '../ooxml/zip/read.js';
+import { assertDocBudget } from './doc-layout.js';
 import { documentWork } from './document-work.js';
 import { assertLayoutBudget } from './layout-budget.js';
+import { assertPptBudget } from './ppt-structure.js';
 import { assertCsvStructure, assertOdfStructure, assertOoxmlStructure } from './structure-budget.js';
 import { assertXlsStructure } from './xls-structure.js';
 
@@ -33,7 +37,10 @@ const NOTHING_TO_REFRESH: DocumentWork = { fields: false, indexes: false };
  * Word documents with `accept`/`reject` resolves tracked changes in the OOXML so LibreOffice never
  * sees them; and tells what else the document needs (document-work.ts). An OpenDocument package
  * gets the ZIP guard and, for ODS/ODP, the structure budget (its bytes are not rewritten); a CSV's
- * cells are counted on its text, an XLS's on its BIFF records (xls-structure.ts); an Apple Pages package gets the ZIP guard; other formats go to LibreOffice as they are (their import filters
+ * cells are counted on its text, an XLS's on its BIFF records (xls-structure.ts), a PPT's slides
+ * and shapes on its record tree (ppt-structure.ts) and a DOC's or DOT's tables on its piece table
+ * and paragraph properties (doc-layout.ts), the raster pictures of PPT and DOC against the pixel
+ * limit; an Apple Pages package gets the ZIP guard; other formats go to LibreOffice as they are (their import filters
  * read them inside the jail). CPU-bound and input-sized: it runs in a worker
  * thread (workers/docx-pdf.ts).
  */
@@ -59,6 +66,13 @@ export function prepareForPdf(input: Uint8Array, format: DocumentFormat, mode: T
     const text = buffer.toString('utf8');
     // The separator convert.ts gives Calc (filterOptionsFor), found the same way.
     assertCsvStructure(text, csvSeparator(buffer.subarray(0, 64 * 1024).toString('utf8')) ?? 44);
+    return { timings: { guards: performance.now() - started } };
+  }
+  if (format === 'ppt' || format === 'doc' || format === 'dot') {
+    const file = readCompoundFile(buffer);
+    if (!file) throw invalidFile('The file is a damaged OLE2 compound file (legacy Office format); save it again and resend it.');
+    if (format === 'ppt') assertPptBudget(file);
+    else assertDocBudget(file);
     return { timings: { guards: performance.now() - started } };
   }
   if (!OOXML_FORMATS.has(format)) return { timings: { guards: 0 } };

@@ -1,6 +1,6 @@
 /**
- * Builders of binary Office 97–2003 files for tests: PowerPoint record streams ([MS-PPT]), Word
- * streams ([MS-DOC]: FIB, piece table, PAPX FKPs) and the compound file ([MS-CFB]) holding them.
+ * Builders of binary Office 97–2003 streams for tests: PowerPoint record streams ([MS-PPT]) and Word
+ * streams ([MS-DOC]: FIB, piece table, PAPX FKPs); compound-file-builder.ts puts them in a file.
  * Each builder returns what it built next to the bytes, so a test compares a reader's counts with
  * the structure it was given.
  */
@@ -145,7 +145,7 @@ const TEXT_AT = 1024;
  * A Word 97 document's streams holding `blocks`: each paragraph one letter and its mark; the text
  * split into pieces (some 8-bit, some UTF-16) stored in shuffled order; one PAPX per paragraph in
  * 512-byte FKPs; row ends (with a sprmTDefTable) sometimes behind sprmPHugePapx in the Data stream.
- * The table stream is "1Table" and is padded to 4 KB (so a compound file keeps it out of the mini stream).
+ * The table stream is "1Table".
  */
 export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
   let state = seed >>> 0 || 1;
@@ -248,11 +248,10 @@ export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
   plcBte.writeUInt32LE(textEnd, bte.length * 4);
   bte.forEach((b, i) => plcBte.writeUInt32LE(b.page, (bte.length + 1) * 4 + i * 4));
   const tableBody = Buffer.concat([Buffer.alloc(8), clx, plcBte]);
-  const table = Buffer.alloc(Math.max(4096, tableBody.length));
-  tableBody.copy(table);
+  const table = tableBody;
 
   // FIB: FibBase, 14 words, 22 longs (ccpText), 93 fc/lcb pairs (PlcfBtePapx 13, Clx 33).
-  const word = Buffer.alloc(Math.max(4096, (firstPage + pages.length) * 512));
+  const word = Buffer.alloc((firstPage + pages.length) * 512);
   word.writeUInt16LE(0xa5ec, 0);
   word.writeUInt16LE(0x00c1, 2);
   word.writeUInt16LE(0x0200, 0x0a); // fWhichTblStm: 1Table
@@ -270,79 +269,4 @@ export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
   Buffer.concat(texts).copy(word, TEXT_AT);
   pages.forEach((page, i) => page.copy(word, (firstPage + i) * 512));
   return { word, table, data: Buffer.concat(dataParts), cells, nesting };
-}
-
-// ---------------------------------------------------------------- Compound file
-
-const SECTOR = 512;
-const FREE = 0xffffffff;
-const END = 0xfffffffe;
-const FAT_SECTOR = 0xfffffffd;
-
-/** Directory order of [MS-CFB] 2.6.4: shorter names first, then by upper-case code units. */
-const compareNames = (a: string, b: string) => a.length - b.length || (a.toUpperCase() < b.toUpperCase() ? -1 : a.toUpperCase() > b.toUpperCase() ? 1 : 0);
-
-/**
- * A version 3 compound file (512-byte sectors) with these root streams. Every stream is stored in
- * regular sectors, so each must be at least 4 096 bytes (the mini stream cutoff); siblings are
- * chained to the right in directory order.
- */
-export function buildCompoundFile(streams: Record<string, Buffer>): Buffer {
-  const names = Object.keys(streams).sort(compareNames);
-  for (const name of names) if (streams[name]!.length < 4096) throw new Error(`stream ${name} under 4096 bytes would belong in the mini stream`);
-  const dataSectors = names.map((name) => Math.ceil(streams[name]!.length / SECTOR));
-  const directorySectors = Math.ceil((names.length + 1) / 4);
-  const used = dataSectors.reduce((a, b) => a + b, 0) + directorySectors;
-  let fatSectors = 1;
-  while ((used + fatSectors) > fatSectors * (SECTOR / 4)) fatSectors++;
-  if (fatSectors > 109) throw new Error('more FAT sectors than the header holds');
-  const total = fatSectors + used;
-  const file = Buffer.alloc(SECTOR * (total + 1));
-  Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(file, 0);
-  file.writeUInt16LE(0x3e, 0x18);
-  file.writeUInt16LE(3, 0x1a);
-  file.writeUInt16LE(0xfffe, 0x1c);
-  file.writeUInt16LE(9, 0x1e);
-  file.writeUInt16LE(6, 0x20);
-  file.writeUInt32LE(fatSectors, 0x2c);
-  file.writeUInt32LE(4096, 0x38);
-  file.writeUInt32LE(END, 0x3c);
-  file.writeUInt32LE(END, 0x44);
-  file.fill(0xff, 0x4c, SECTOR);
-  const fat = new Uint32Array((fatSectors * SECTOR) / 4).fill(FREE);
-  for (let i = 0; i < fatSectors; i++) {
-    fat[i] = FAT_SECTOR;
-    file.writeUInt32LE(i, 0x4c + i * 4);
-  }
-  const sectorAt = (n: number) => (n + 1) * SECTOR;
-  let next = fatSectors;
-  const chain = (count: number): number => {
-    const first = next;
-    for (let i = 0; i < count; i++) fat[next + i] = i + 1 < count ? next + i + 1 : END;
-    next += count;
-    return first;
-  };
-  const starts = names.map((name, i) => {
-    const first = chain(dataSectors[i]!);
-    streams[name]!.copy(file, sectorAt(first));
-    return first;
-  });
-  const directory = chain(directorySectors);
-  file.writeUInt32LE(directory, 0x30);
-  const entry = (id: number, name: string, type: number, right: number, child: number, start: number, size: number) => {
-    const at = sectorAt(directory) + id * 128; // directory sectors are consecutive
-    file.write(name, at, 'utf16le');
-    file.writeUInt16LE((name.length + 1) * 2, at + 0x40);
-    file[at + 0x42] = type;
-    file[at + 0x43] = 1; // black
-    file.writeUInt32LE(FREE, at + 0x44);
-    file.writeUInt32LE(right, at + 0x48);
-    file.writeUInt32LE(child, at + 0x4c);
-    file.writeUInt32LE(start, at + 0x74);
-    file.writeUInt32LE(size, at + 0x78);
-  };
-  entry(0, 'Root Entry', 5, FREE, names.length > 0 ? 1 : FREE, END, 0);
-  names.forEach((name, i) => entry(i + 1, name, 2, i + 1 < names.length ? i + 2 : FREE, FREE, starts[i]!, streams[name]!.length));
-  for (let i = 0; i < fatSectors; i++) Buffer.from(fat.buffer, i * SECTOR, SECTOR).copy(file, sectorAt(i));
-  return file;
 }

@@ -3,11 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { blipPictures } from '../../../src/documents/docx-pdf/blip-pictures.js';
 import { measureDocTables } from '../../../src/documents/docx-pdf/doc-layout.js';
 import { LAYOUT_BUDGET } from '../../../src/documents/docx-pdf/layout-budget.js';
+import { prepareForPdf } from '../../../src/documents/docx-pdf/prepare.js';
 import { countPptRecords } from '../../../src/documents/docx-pdf/ppt-structure.js';
 import { STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
 import { DomainError } from '../../../src/errors/domain-error.js';
 import { buildDocStreams, buildPptStream, pptAtom, pptContainer, type DocBlock, type ShapeTree } from '../../support/office/legacy-office.js';
-import { rejection } from '../../support/domain-error.js';
+import { answering, rejection } from '../../support/domain-error.js';
+import { buildCompoundFile } from '../../support/office/compound-file-builder.js';
 
 /**
  * The binary PPT and DOC counts (ppt-structure.ts, doc-layout.ts, blip-pictures.ts) on generated
@@ -197,5 +199,59 @@ describe('BLIP pictures in binary Office streams', () => {
       }),
       { numRuns: 300, seed: SEED },
     );
+  });
+});
+
+describe('prepareForPdf reads PPT, DOC and DOT compound files through the CFB reader', () => {
+  const blip = (picture: Buffer) => pptAtom(0xf01e, Buffer.concat([Buffer.alloc(17), picture]), 0x6e0);
+  const png = (width: number, height: number) => {
+    const header = Buffer.from('89504e470d0a1a0a0000000d49484452000000000000000008020000', 'hex');
+    header.writeUInt32BE(width, 16);
+    header.writeUInt32BE(height, 20);
+    return header;
+  };
+  const ppt = (slides: number, pictures: Buffer = Buffer.alloc(0)) =>
+    buildCompoundFile([
+      { name: 'PowerPoint Document', data: buildPptStream({ slides: Array.from({ length: slides }, () => []), masters: [[]], notes: [] }).stream },
+      { name: 'Pictures', data: pictures },
+      { name: 'Current User', data: Buffer.alloc(20) },
+    ]);
+  const doc = (blocks: DocBlock[], data?: Buffer) => {
+    const built = buildDocStreams(blocks);
+    return buildCompoundFile([
+      { name: 'WordDocument', data: built.word },
+      { name: '1Table', data: built.table },
+      { name: 'Data', data: data ?? built.data },
+    ]);
+  };
+
+  it('a PPT at maxSlides passes, one more slide is 422 convert.maxSlides', () => {
+    expect(prepareForPdf(ppt(STRUCTURE_BUDGET.maxSlides), 'ppt', 'markup').timings.guards).toBeGreaterThan(0);
+    expect(rejection(() => prepareForPdf(ppt(STRUCTURE_BUDGET.maxSlides + 1), 'ppt', 'markup'))).toMatchObject(
+      answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxSlides', max: STRUCTURE_BUDGET.maxSlides } } }),
+    );
+  });
+
+  it('a PPT or DOC picture past maxPicturePixels is 422 convert.maxPicturePixels', () => {
+    expect(prepareForPdf(ppt(1, blip(png(10_000, 10_000))), 'ppt', 'markup')).toBeDefined();
+    const limit = { extensions: { limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } } };
+    expect(rejection(() => prepareForPdf(ppt(1, blip(png(10_001, 10_000))), 'ppt', 'markup'))).toMatchObject(answering(422, 'DOCUMENT_TOO_COMPLEX', limit));
+    expect(rejection(() => prepareForPdf(doc(['p'], Buffer.concat([Buffer.alloc(100), blip(png(20_000, 20_000))])), 'doc', 'markup'))).toMatchObject(
+      answering(422, 'DOCUMENT_TOO_COMPLEX', limit),
+    );
+  });
+
+  it('a DOC or DOT past maxTableCells is 422 convert.maxTableCells; at the limit it passes', () => {
+    const table = (cells: number): DocBlock[] => [{ rows: Array.from({ length: cells / 50 }, () => Array.from({ length: 50 }, () => [] as DocBlock[])) }];
+    expect(prepareForPdf(doc(table(LAYOUT_BUDGET.maxTableCells)), 'dot', 'markup')).toBeDefined();
+    expect(rejection(() => prepareForPdf(doc([...table(LAYOUT_BUDGET.maxTableCells), ...table(50)]), 'doc', 'markup'))).toMatchObject(
+      answering(422, 'DOCUMENT_TOO_COMPLEX', { extensions: { limit: { name: 'convert.maxTableCells', max: LAYOUT_BUDGET.maxTableCells } } }),
+    );
+  });
+
+  it('a compound file without the stream its format needs is 400 INVALID_FILE_FORMAT', () => {
+    const other = buildCompoundFile([{ name: 'Workbook', data: Buffer.alloc(5000) }]);
+    expect(rejection(() => prepareForPdf(other, 'ppt', 'markup'))).toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
+    expect(rejection(() => prepareForPdf(other, 'doc', 'markup'))).toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
   });
 });
