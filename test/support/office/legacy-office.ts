@@ -24,7 +24,8 @@ export const pptContainer = (type: number, children: Buffer[], instance = 0): Bu
 /** A shape tree: a leaf is one shape, an array a group of shapes (itself a shape too). */
 export type ShapeTree = 'shape' | ShapeTree[];
 
-const spContainer = () => pptContainer(0xf004, [pptAtom(0xf00a, Buffer.alloc(8)), pptAtom(0xf00b, Buffer.alloc(6))]);
+/** A shape: OfficeArtSpContainer with its OfficeArtFSP (shape id and flags). */
+const spContainer = () => pptContainer(0xf004, [pptAtom(0xf00a, Buffer.alloc(8), 1)]);
 const shapeRecords = (tree: ShapeTree): Buffer => (tree === 'shape' ? spContainer() : pptContainer(0xf003, [spContainer(), ...tree.map(shapeRecords)]));
 export const shapeCount = (tree: ShapeTree): number => (tree === 'shape' ? 1 : 1 + tree.reduce((n, t) => n + shapeCount(t), 0));
 

@@ -61,7 +61,7 @@ describe('PowerPoint record tree: slides and shapes', () => {
         expect(counted.slides).toBe(built.slides);
         expect(counted.shapes).toBe(built.shapes);
       }),
-      { numRuns: 200, seed: SEED },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -109,7 +109,7 @@ describe('Word piece table and paragraph properties: table cells and nesting', (
         const built = buildDocStreams(blocks, seed);
         expect(measureDocTables(built.word, built.table, built.data, UNLIMITED_LAYOUT)).toEqual({ cells: built.cells, nesting: built.nesting });
       }),
-      { numRuns: 200, seed: SEED },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -122,7 +122,7 @@ describe('Word piece table and paragraph properties: table cells and nesting', (
         const data = which === 'data' ? damaged(built.data, m1) : built.data;
         onlyInvalidFile(() => measureDocTables(word, table, data, UNLIMITED_LAYOUT));
       }),
-      { numRuns: 300, seed: SEED },
+      { numRuns: 150, seed: SEED },
     );
   });
 

@@ -1,0 +1,179 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
+import PizZip from 'pizzip';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { measureDocTables } from '../../../src/documents/docx-pdf/doc-layout.js';
+import { LAYOUT_BUDGET } from '../../../src/documents/docx-pdf/layout-budget.js';
+import { countPptRecords } from '../../../src/documents/docx-pdf/ppt-structure.js';
+import { STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
+import type { JobEvent } from '../../../src/office/index.js';
+import { issueTestKey, multipart } from '../../support/api-key.js';
+import { buildCompoundFile } from '../../support/office/compound-file-builder.js';
+import { buildDocStreams, buildPptStream, type DocBlock } from '../../support/office/legacy-office.js';
+import { pdfPageCount } from '../../support/pdf-text.js';
+import { buildTestApp, type TestApp } from '../../support/test-app.js';
+
+/**
+ * Binary PPT and DOC/DOT through POST /v1/convert: past their budget they are refused before any
+ * office job starts; real ones still convert, and what Node counts agrees with independent views:
+ * the streams are read by python3-olefile (not our CFB reader), a PPT's slides are the pages of the
+ * PDF LibreOffice makes of it, and a DOC's table cells and nesting are those of the ODT LibreOffice
+ * writes of it (every table:table-cell and table:covered-table-cell, tables within cells).
+ */
+const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/formats');
+const ORACLE = path.resolve(import.meta.dirname, '../../support/olefile_streams.py');
+const UNLIMITED_LAYOUT = { ...LAYOUT_BUDGET, maxTableNesting: Infinity, maxTableCells: Infinity };
+
+let t: TestApp;
+let key: string;
+const jobs: JobEvent[] = [];
+const work = mkdtempSync(path.join(tmpdir(), 'docproc-legacy-budget-'));
+
+const soffice = (args: string[]) =>
+  execFileSync('soffice', [`-env:UserInstallation=file://${work}/profile`, '--headless', ...args, '--outdir', work], { timeout: 240_000, stdio: 'ignore' });
+
+/** A table of `rows` × `columns`, each cell a number or, on the diagonal of the first rows, a nested table `depth` deep. */
+const nestedHtml = (depth: number): string => (depth === 0 ? 'x' : `<table border="1"><tr><td>${nestedHtml(depth - 1)}</td><td>y</td></tr></table>`);
+const gridHtml = `<table border="1">${Array.from({ length: 7 }, (_, r) => `<tr>${Array.from({ length: 4 }, (_, c) => `<td>${r}.${c}</td>`).join('')}</tr>`).join('')}</table>`;
+const DOC_HTML = `<html><body><p>Tables</p>${nestedHtml(5)}<p>between</p>${gridHtml}</body></html>`;
+/** The same tables with no paragraph between them: Word's format makes them one table whose rows differ in width. */
+const ADJACENT_HTML = `<html><body><p>Tables</p>${nestedHtml(5)}${gridHtml}</body></html>`;
+
+beforeAll(async () => {
+  // LibreOffice-written legacy files: a DOC of nested and plain tables (from HTML), a PPT of the pandoc slides.
+  writeFileSync(path.join(work, 'tables-nested.html'), DOC_HTML);
+  writeFileSync(path.join(work, 'tables-adjacent.html'), ADJACENT_HTML);
+  soffice(['--infilter=HTML (StarWriter)', '--convert-to', 'doc:MS Word 97', path.join(work, 'tables-nested.html'), path.join(work, 'tables-adjacent.html')]);
+  soffice(['--convert-to', 'ppt:MS PowerPoint 97', path.join(FIXTURES, 'pandoc-writer.pptx')]);
+  copyFileSync(path.join(FIXTURES, 'tdf118412.doc'), path.join(work, 'tdf118412.doc'));
+  copyFileSync(path.join(FIXTURES, 'tables.dot'), path.join(work, 'tables.dot'));
+  soffice(['--convert-to', 'odt', ...['tables-nested.doc', 'tables-adjacent.doc', 'tdf118412.doc', 'tables.dot'].map((f) => path.join(work, f))]);
+  t = await buildTestApp({ REDIS_URL: inject('redisUrl'), OFFICE_ENABLED: 'true', OFFICE_POOL_SIZE: '1', RATE_LIMIT_MAX: '1000' });
+  key = await issueTestKey(t.app, 'legacy-budget@example.com');
+  t.app.services.office!.on('job', (e) => jobs.push(e));
+}, 300_000);
+afterAll(async () => {
+  await t?.app.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function convert(data: Buffer, filename: string) {
+  const body = await multipart({ file: { data, filename } });
+  return t.app.inject({ method: 'POST', url: '/v1/convert', headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.payload });
+}
+
+/** Root streams as python3-olefile reads them. */
+function olefileStreams(file: string): Map<string, Buffer> {
+  const result = JSON.parse(execFileSync('/usr/bin/python3', [ORACLE, file], { encoding: 'utf8', maxBuffer: 1 << 28 }))[file] as { streams?: Record<string, string>; error?: string };
+  if (!result.streams) throw new Error(`olefile: ${result.error}`);
+  return new Map(Object.entries(result.streams).map(([name, hex]) => [name, Buffer.from(hex, 'hex')]));
+}
+
+/**
+ * Cells and nesting of the tables of an ODT's content and styles (headers and footers), by a DOM
+ * walk. Cells are table:table-cell: the covered-table-cells ODF adds to make a grid of rows of
+ * different widths are no cells of Writer's.
+ */
+function odtTables(file: string): { cells: number; nesting: number } {
+  const zip = new PizZip(readFileSync(file));
+  let cells = 0;
+  let nesting = 0;
+  const walk = (node: XmlNode, depth: number) => {
+    for (let child = node.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType !== 1) continue;
+      const element = child as XmlElement;
+      const isTable = element.localName === 'table' && element.namespaceURI === 'urn:oasis:names:tc:opendocument:xmlns:table:1.0';
+      if (element.localName === 'table-cell') cells++;
+      if (isTable) nesting = Math.max(nesting, depth + 1);
+      walk(element, depth + (isTable ? 1 : 0));
+    }
+  };
+  for (const part of ['content.xml', 'styles.xml']) walk(new DOMParser().parseFromString(zip.file(part)!.asText(), 'text/xml'), 0);
+  return { cells, nesting };
+}
+
+describe('binary PPT and DOC counts agree with independent views of real files', () => {
+  it.each(['tables-nested.doc', 'tdf118412.doc', 'tables.dot'])('%s: table cells and nesting equal those of the ODT LibreOffice writes of it', (name) => {
+    const streams = olefileStreams(path.join(work, name));
+    const word = streams.get('WordDocument')!;
+    const table = streams.get(word.readUInt16LE(0x0a) & 0x0200 ? '1Table' : '0Table')!;
+    const counted = measureDocTables(word, table, streams.get('Data'), UNLIMITED_LAYOUT);
+    const odt = odtTables(path.join(work, name.replace(/\.\w+$/, '.odt')));
+    console.log(`legacy-budget: ${name} counted ${JSON.stringify(counted)}, LibreOffice's ODT ${JSON.stringify(odt)}`);
+    expect(counted).toEqual(odt);
+    if (name === 'tables-nested.doc') expect(counted).toEqual({ cells: 5 * 2 + 7 * 4, nesting: 5 });
+  });
+
+  it('rows of different widths in one table: LibreOffice pads each narrower row with a cell the count does not see (as for DOCX)', () => {
+    // The nested table's outer row and the 7 rows of the grid are one table of 8 rows in Word's format.
+    const streams = olefileStreams(path.join(work, 'tables-adjacent.doc'));
+    const word = streams.get('WordDocument')!;
+    const counted = measureDocTables(word, streams.get(word.readUInt16LE(0x0a) & 0x0200 ? '1Table' : '0Table')!, streams.get('Data'), UNLIMITED_LAYOUT);
+    const odt = odtTables(path.join(work, 'tables-adjacent.odt'));
+    console.log(`legacy-budget: tables-adjacent.doc counted ${JSON.stringify(counted)}, LibreOffice's ODT ${JSON.stringify(odt)}`);
+    expect(counted).toEqual({ cells: 38, nesting: 5 });
+    expect(odt.nesting).toBe(5);
+    expect(odt.cells).toBeGreaterThan(counted.cells);
+    expect(odt.cells - counted.cells).toBeLessThanOrEqual(2 * 8);
+  });
+
+  it.each([
+    ['tdf124708.ppt', FIXTURES],
+    ['pandoc-writer.ppt', work],
+  ])('%s: slides equal the pages of the PDF docproc makes of it, one office job', async (name, dir) => {
+    const data = readFileSync(path.join(dir, name));
+    const counted = countPptRecords(olefileStreams(path.join(dir, name)).get('PowerPoint Document')!);
+    const before = jobs.length;
+    const res = await convert(data, name);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+    expect(jobs.length - before).toBe(1);
+    console.log(`legacy-budget: ${name} counted ${counted.slides} slides, ${counted.shapes} shapes; PDF ${pdfPageCount(res.rawPayload)} pages`);
+    expect(counted.slides).toBeGreaterThan(1);
+    expect(pdfPageCount(res.rawPayload)).toBe(counted.slides);
+  }, 120_000);
+
+  it('the real Word files still convert, one office job each', async () => {
+    for (const name of ['tdf118412.doc', 'tables.dot', 'tables-nested.doc']) {
+      const before = jobs.length;
+      const res = await convert(readFileSync(path.join(work, name)), name);
+      expect(res.statusCode, `${name}: ${res.body.slice(0, 300)}`).toBe(200);
+      expect(pdfPageCount(res.rawPayload)).toBeGreaterThan(0);
+      expect(jobs.length - before, name).toBe(1);
+    }
+  }, 120_000);
+});
+
+describe('POST /v1/convert: PPT and DOC past their budget never reach LibreOffice', () => {
+  const table = (rows: number, columns: number): DocBlock => ({ rows: Array.from({ length: rows }, () => Array.from({ length: columns }, () => ['p'] as DocBlock[])) });
+  let nested: DocBlock[] = ['p'];
+  for (let i = 0; i <= LAYOUT_BUDGET.maxTableNesting; i++) nested = [{ rows: [[nested]] }];
+  const doc = (blocks: DocBlock[]) => {
+    const built = buildDocStreams(blocks);
+    return buildCompoundFile([
+      { name: 'WordDocument', data: built.word },
+      { name: '1Table', data: built.table },
+      { name: 'Data', data: built.data },
+    ]);
+  };
+  const ppt = (slides: number, shapesEach: number) =>
+    buildCompoundFile([{ name: 'PowerPoint Document', data: buildPptStream({ slides: Array.from({ length: slides }, () => Array.from({ length: shapesEach }, () => 'shape' as const)), masters: [[]], notes: [] }).stream }]);
+
+  it.each([
+    ['a PPT of 1 001 slides', () => ppt(STRUCTURE_BUDGET.maxSlides + 1, 0), 'slides.ppt', 'maxSlides', STRUCTURE_BUDGET.maxSlides],
+    ['a PPT of 500 slides of 400 shapes', () => ppt(500, 400), 'shapes.ppt', 'maxShapes', STRUCTURE_BUDGET.maxShapes],
+    ['a DOC of 25 050 table cells', () => doc([table(501, 50)]), 'cells.doc', 'maxTableCells', LAYOUT_BUDGET.maxTableCells],
+    ['a DOC of tables nested 33 deep', () => doc(nested), 'nested.doc', 'maxTableNesting', LAYOUT_BUDGET.maxTableNesting],
+  ] as const)('%s: 422 naming the limit, no office job', async (_what, build, filename, limit, max) => {
+    const before = jobs.length;
+    const res = await convert(build(), filename);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(422);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const problem = res.json();
+    expect(problem).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', limit: { name: `convert.${limit}`, max } });
+    expect(problem.detail).toContain(max.toLocaleString('en'));
+    expect(jobs.length, 'no conversion ran').toBe(before);
+  }, 60_000);
+});
