@@ -18,11 +18,14 @@ import { LAYOUT_BUDGET, layoutTooComplex, type LayoutBudget, type TableShape } f
  * - Nesting is the largest sprmPItap of any paragraph (sprmPFInTable alone is depth 1).
  * - A paragraph's properties moved to the Data stream by sprmPHugePapx are read there.
  *
+ * Word 6.0/95 documents (nFib below Word 97's) are not read: the memory watch and the deadline bound them.
+ *
  * Not seen (properties Word does not write there, so they bound what Word writes, not what a
  * crafted file can): table properties in paragraph styles or in a piece's Prm (fast-saved files). Every count is a loop over the stream's bytes with a fixed
  * step, bounded by the stream; the text read is bounded by MAX_TEXT_PER_STREAM_BYTE times the stream.
  */
-const FIB_IDENT = 0xa5ec;
+/** nFib of Word 97 (0x00C1, and of every later Word, which writes its own in the FIB's extension); Word 6.0 wrote 0x0065, Word 95 0x0068. */
+const FIB_WORD_97 = 0x00c0;
 const FLAG_WHICH_TABLE_STREAM = 0x0200;
 const FLAG_ENCRYPTED = 0x0100;
 /** Index of a field in FibRgFcLcb97 (pairs of fc, lcb). */
@@ -45,9 +48,14 @@ const MAX_TEXT_PER_STREAM_BYTE = 4;
 
 const damaged = (why: string) => invalidFile(`The Word document is damaged (${why}); save it again and resend it.`);
 
-/** Which table stream the document uses, or undefined when it is encrypted (LibreOffice asks for the password and fails). */
+/**
+ * Which table stream the document uses; undefined when it is not read: encrypted (LibreOffice asks
+ * for the password and fails), or a Word 6.0/95 (or older) document by its nFib, whose FIB and
+ * properties have another layout, with no table stream.
+ */
 export function docTableStreamName(wordDocument: Buffer): '0Table' | '1Table' | undefined {
-  if (wordDocument.length < 34 || wordDocument.readUInt16LE(0) !== FIB_IDENT) throw damaged('its File Information Block is missing');
+  if (wordDocument.length < 34) throw damaged('its File Information Block is missing');
+  if (wordDocument.readUInt16LE(2) < FIB_WORD_97) return undefined;
   const flags = wordDocument.readUInt16LE(0x0a);
   if (flags & FLAG_ENCRYPTED) return undefined;
   return flags & FLAG_WHICH_TABLE_STREAM ? '1Table' : '0Table';
@@ -55,7 +63,7 @@ export function docTableStreamName(wordDocument: Buffer): '0Table' | '1Table' | 
 
 /** The (fc, lcb) pair at an index of FibRgFcLcb, or undefined past the FIB's own count. */
 function fcLcb(word: Buffer, index: number): { fc: number; lcb: number } | undefined {
-  if (word.length < 34 || word.readUInt16LE(0) !== FIB_IDENT) throw damaged('its File Information Block is missing');
+  if (word.length < 34) throw damaged('its File Information Block is missing');
   const csw = word.readUInt16LE(32);
   const cslwAt = 34 + csw * 2;
   if (cslwAt + 2 > word.length) throw damaged('its File Information Block is cut short');

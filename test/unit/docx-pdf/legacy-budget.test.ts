@@ -249,6 +249,21 @@ describe('prepareForPdf reads PPT, DOC and DOT compound files through the CFB re
     );
   });
 
+  it('a Word 6.0/95 document (nFib 0x0065/0x0068) or an encrypted one is not counted, whatever it holds', () => {
+    const built = buildDocStreams([{ rows: Array.from({ length: 600 }, () => Array.from({ length: 50 }, () => [] as DocBlock[])) }]);
+    const file = (word: Buffer) => buildCompoundFile([{ name: 'WordDocument', data: word }, { name: '1Table', data: built.table }, { name: 'Data', data: built.data }]);
+    expect(rejection(() => prepareForPdf(file(built.word), 'doc', 'markup')).code).toBe('DOCUMENT_TOO_COMPLEX');
+    for (const nFib of [0x0065, 0x0068]) {
+      const word = Buffer.from(built.word);
+      word.writeUInt16LE(0xa5dc, 0);
+      word.writeUInt16LE(nFib, 2);
+      expect(prepareForPdf(file(word), 'doc', 'markup')).toBeDefined();
+    }
+    const encrypted = Buffer.from(built.word);
+    encrypted.writeUInt16LE(encrypted.readUInt16LE(0x0a) | 0x0100, 0x0a);
+    expect(prepareForPdf(file(encrypted), 'doc', 'markup')).toBeDefined();
+  });
+
   it('a compound file without the stream its format needs is 400 INVALID_FILE_FORMAT', () => {
     const other = buildCompoundFile([{ name: 'Workbook', data: Buffer.alloc(5000) }]);
     expect(rejection(() => prepareForPdf(other, 'ppt', 'markup'))).toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
