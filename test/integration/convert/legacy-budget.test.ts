@@ -5,13 +5,16 @@ import path from 'node:path';
 import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
 import PizZip from 'pizzip';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { blipPictures } from '../../../src/documents/docx-pdf/blip-pictures.js';
 import { measureDocTables } from '../../../src/documents/docx-pdf/doc-layout.js';
 import { LAYOUT_BUDGET } from '../../../src/documents/docx-pdf/layout-budget.js';
 import { countPptRecords } from '../../../src/documents/docx-pdf/ppt-structure.js';
-import { STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
+import { assertOdfStructure, STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
+import { readZip } from '../../../src/documents/ooxml/zip/read.js';
 import type { JobEvent } from '../../../src/office/index.js';
 import { issueTestKey, multipart } from '../../support/api-key.js';
 import { buildCompoundFile } from '../../support/office/compound-file-builder.js';
+import { largeImagesDocx } from '../../support/office/large-images.js';
 import { buildDocStreams, buildPptStream, type DocBlock } from '../../support/office/legacy-office.js';
 import { pdfPageCount } from '../../support/pdf-text.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
@@ -21,10 +24,15 @@ import { buildTestApp, type TestApp } from '../../support/test-app.js';
  * office job starts; real ones still convert, and what Node counts agrees with independent views:
  * the streams are read by python3-olefile (not our CFB reader), a PPT's slides are the pages of the
  * PDF LibreOffice makes of it, and a DOC's table cells and nesting are those of the ODT LibreOffice
- * writes of it (every table:table-cell and table:covered-table-cell, tables within cells).
+ * writes of it (every table:table-cell, tables within cells); its shapes are at least the drawing
+ * shapes of the ODP LibreOffice writes of it; the raster pictures found are those a python scan of
+ * the olefile streams finds (PNG signatures, JPEG frames).
  */
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/formats');
 const ORACLE = path.resolve(import.meta.dirname, '../../support/olefile_streams.py');
+const PICTURES_ORACLE = path.resolve(import.meta.dirname, '../../support/office/ole_pictures.py');
+/** One more pixel a side than maxPicturePixels allows. */
+const PAST_PIXELS = Math.floor(Math.sqrt(LAYOUT_BUDGET.maxPicturePixels)) + 1;
 const UNLIMITED_LAYOUT = { ...LAYOUT_BUDGET, maxTableNesting: Infinity, maxTableCells: Infinity };
 
 let t: TestApp;
@@ -48,6 +56,16 @@ beforeAll(async () => {
   writeFileSync(path.join(work, 'tables-adjacent.html'), ADJACENT_HTML);
   soffice(['--infilter=HTML (StarWriter)', '--convert-to', 'doc:MS Word 97', path.join(work, 'tables-nested.html'), path.join(work, 'tables-adjacent.html')]);
   soffice(['--convert-to', 'ppt:MS PowerPoint 97', path.join(FIXTURES, 'pandoc-writer.pptx')]);
+  // A DOC and a PPT LibreOffice wrote holding one PNG one pixel a side past the pixel limit (from a DOCX, and pandoc's PPTX of it).
+  const bigDocx = await largeImagesDocx(1, PAST_PIXELS);
+  writeFileSync(path.join(work, 'big-picture.docx'), bigDocx);
+  writeFileSync(path.join(work, 'big.png'), new PizZip(bigDocx).file('word/media/p0.png')!.asNodeBuffer());
+  writeFileSync(path.join(work, 'big-picture.md'), '# Picture\n\n![](big.png)\n');
+  execFileSync('pandoc', [path.join(work, 'big-picture.md'), '-o', path.join(work, 'big-picture.pptx')], { cwd: work });
+  soffice(['--convert-to', 'doc:MS Word 97', path.join(work, 'big-picture.docx')]);
+  soffice(['--convert-to', 'ppt:MS PowerPoint 97', path.join(work, 'big-picture.pptx')]);
+  copyFileSync(path.join(FIXTURES, 'tdf124708.ppt'), path.join(work, 'tdf124708.ppt'));
+  soffice(['--convert-to', 'odp', path.join(work, 'tdf124708.ppt'), path.join(work, 'pandoc-writer.ppt')]);
   copyFileSync(path.join(FIXTURES, 'tdf118412.doc'), path.join(work, 'tdf118412.doc'));
   copyFileSync(path.join(FIXTURES, 'tables.dot'), path.join(work, 'tables.dot'));
   soffice(['--convert-to', 'odt', ...['tables-nested.doc', 'tables-adjacent.doc', 'tdf118412.doc', 'tables.dot'].map((f) => path.join(work, f))]);
@@ -134,6 +152,34 @@ describe('binary PPT and DOC counts agree with independent views of real files',
     expect(counted.slides).toBeGreaterThan(1);
     expect(pdfPageCount(res.rawPayload)).toBe(counted.slides);
   }, 120_000);
+
+  it.each(['tdf124708.ppt', 'pandoc-writer.ppt'])('%s: shapes are at least the drawing shapes of the ODP LibreOffice writes of it', (name) => {
+    const counted = countPptRecords(olefileStreams(path.join(work, name)).get('PowerPoint Document')!);
+    const odp = assertOdfStructure(readZip(readFileSync(path.join(work, name.replace('.ppt', '.odp')))), 'slides');
+    console.log(`legacy-budget: ${name} shapes counted ${counted.shapes}, ODP ${odp.shapes} (pages ${odp.slides})`);
+    expect(odp.slides).toBe(counted.slides);
+    expect(counted.shapes).toBeGreaterThanOrEqual(odp.shapes);
+  });
+
+  it('raster pictures: those of every stream equal a python scan of the olefile streams', () => {
+    const files = ['tdf124708.ppt', 'pandoc-writer.ppt', 'tdf118412.doc', 'tables.dot', 'big-picture.doc', 'big-picture.ppt'].map((f) => path.join(work, f));
+    const expected = JSON.parse(execFileSync('/usr/bin/python3', [PICTURES_ORACLE, ...files], { encoding: 'utf8' })) as Record<string, [number, number][]>;
+    for (const file of files) {
+      const ours = [...olefileStreams(file).values()].flatMap((stream) => [...blipPictures(stream)].map(({ width, height }) => [width, height]));
+      ours.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+      expect(ours, path.basename(file)).toEqual(expected[file]);
+    }
+    expect(expected[path.join(work, 'big-picture.doc')]).toContainEqual([PAST_PIXELS, PAST_PIXELS]);
+    expect(expected[path.join(work, 'tdf118412.doc')]!.length + expected[path.join(work, 'tdf124708.ppt')]!.length).toBeGreaterThan(0);
+  });
+
+  it.each(['big-picture.doc', 'big-picture.ppt'])('%s (written by LibreOffice) is 422 convert.maxPicturePixels, no office job', async (name) => {
+    const before = jobs.length;
+    const res = await convert(readFileSync(path.join(work, name)), name);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'DOCUMENT_TOO_COMPLEX', limit: { name: 'convert.maxPicturePixels', max: LAYOUT_BUDGET.maxPicturePixels } });
+    expect(jobs.length).toBe(before);
+  });
 
   it('the real Word files still convert, one office job each', async () => {
     for (const name of ['tdf118412.doc', 'tables.dot', 'tables-nested.doc']) {
