@@ -88,11 +88,18 @@ function readPersistDirectory(stream: Buffer, start: number, end: number, offset
   }
 }
 
+/** CurrentUserAtom.headerToken of an encrypted presentation ([MS-PPT] 2.3.2). */
+const ENCRYPTED_TOKEN = 0xf3d1c4df;
+
 /**
  * Counts a PPT's "PowerPoint Document" stream against the structure budget, and refuses a raster
- * picture of its Pictures stream past the layout budget's maxPicturePixels (as for a PPTX).
+ * picture of its Pictures stream past the layout budget's maxPicturePixels (as for a PPTX). An
+ * encrypted presentation (its "Current User" stream says so) is not read: its records are
+ * ciphertext, and LibreOffice cannot open it without the password either.
  */
-export function assertPptBudget(file: CompoundFile, budget: StructureBudget = STRUCTURE_BUDGET, layout: LayoutBudget = LAYOUT_BUDGET): StructureCount {
+export function assertPptBudget(file: CompoundFile, budget: StructureBudget = STRUCTURE_BUDGET, layout: LayoutBudget = LAYOUT_BUDGET): StructureCount | undefined {
+  const currentUser = file.stream('Current User');
+  if (currentUser && currentUser.length >= 16 && currentUser.readUInt32LE(12) === ENCRYPTED_TOKEN) return undefined;
   const stream = file.stream('PowerPoint Document');
   if (!stream) throw damaged('it has no PowerPoint Document stream');
   const counted = countPptRecords(stream, budget);

@@ -264,6 +264,21 @@ describe('prepareForPdf reads PPT, DOC and DOT compound files through the CFB re
     expect(prepareForPdf(file(encrypted), 'doc', 'markup')).toBeDefined();
   });
 
+  it('an encrypted PPT (Current User headerToken 0xF3D1C4DF) is not read; an unencrypted one with the same records is', () => {
+    const currentUser = (token: number) => {
+      const atom = Buffer.alloc(8 + 20);
+      atom.writeUInt16LE(0x0ff6, 2);
+      atom.writeUInt32LE(20, 4);
+      atom.writeUInt32LE(20, 8);
+      atom.writeUInt32LE(token, 12);
+      return atom;
+    };
+    const ciphertext = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 151 + 7) & 0xff));
+    const file = (token: number) => buildCompoundFile([{ name: 'PowerPoint Document', data: ciphertext }, { name: 'Current User', data: currentUser(token) }]);
+    expect(prepareForPdf(file(0xf3d1c4df), 'ppt', 'markup')).toBeDefined();
+    expect(rejection(() => prepareForPdf(file(0xe391c05f), 'ppt', 'markup'))).toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
+  });
+
   it('a compound file without the stream its format needs is 400 INVALID_FILE_FORMAT', () => {
     const other = buildCompoundFile([{ name: 'Workbook', data: Buffer.alloc(5000) }]);
     expect(rejection(() => prepareForPdf(other, 'ppt', 'markup'))).toMatchObject(answering(400, 'INVALID_FILE_FORMAT'));
