@@ -3,7 +3,8 @@
 Usage: xlrd_counts.py [--formatting] FILE...  Prints {path: counts} as JSON, counts per workbook:
 cells holding something (numbers, text, formulas, booleans, errors; not empty or blank ones), rows
 holding such cells, and the printed area: for each sheet, rows x columns from A1 to the farthest
-such cell (with --formatting also blank formatted cells and merged ranges), summed; sharedStrings:
+such cell (with --formatting also blank formatted cells and merged ranges), summed, plus each
+Print_Area range from A1 to its far corner (xlrd's evaluation of the built-in name); sharedStrings:
 the SST's unique strings. {"error": text} when xlrd cannot read the file.
 """
 import json
@@ -47,6 +48,12 @@ for path in files:
             for rlo, rhi, clo, chi in sheet.merged_cells:
                 last_row, last_col = max(last_row, rhi), max(last_col, chi)
             area += last_row * last_col
+        # Print areas, each range from A1 to its far corner (as the XLSX count reads _xlnm.Print_Area).
+        for name in book.name_obj_list:
+            if name.builtin and name.name == "Print_Area" and name.result is not None:
+                for ref in name.result.value:
+                    _, _, _, row_hi, _, col_hi = ref.coords
+                    area += row_hi * col_hi
         result[path] = {"cells": cells, "rows": rows, "area": area, "sharedStrings": sum(unique_strings)}
     except Exception as exc:
         result[path] = {"error": f"{type(exc).__name__}: {exc}"}

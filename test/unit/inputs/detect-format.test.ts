@@ -29,6 +29,8 @@ const EXPECTED: Record<string, DocumentFormat> = {
   'planets.rtf': 'rtf',
   'prn_test5.wpd': 'wpd',
   'datasets.xls': 'xls',
+  'namesdemo.xls': 'xls',
+  'datasets-encrypted.xls': 'xls',
   'datasets.xlsx': 'xlsx',
   'datasets.xlsm': 'xlsm',
   'tdf131562.xlsm': 'xlsm',
