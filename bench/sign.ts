@@ -6,8 +6,13 @@
  *     page, as a ratio to it, with the p50 of every signing stage (options.stages);
  *   - through the Piscina pool (task signPdfTask, c=1 and c=4);
  *   - a bare @signpdf sign of the same file (plain placeholder + P12Signer) for comparison.
- *   npx tsx bench/sign.ts [--iterations 100] [--engine-only] [--audit-page] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
+ *   npx tsx bench/sign.ts [--iterations 100] [--engine-only] [--audit-page] [--compare <checkout>] [--url http://localhost:3000 --key <api key>] [--docx file.docx]
  * --engine-only stops after the in-process part (baseline, engine, stages).
+ * --compare <checkout> (with --engine-only) also runs the engine of another checkout of this repository
+ *   (a directory with src/ and node_modules), call by call alternating with this one and the baseline,
+ *   and prints its CPU time p50 and the ratio after/before (this checkout / the other).
+ * Every in-process call gets a fresh copy of the file, made before the clock starts: the service reads
+ * each request into a new buffer, and the PDF reader caches per buffer.
  * --audit-page signs with the audit-trail page (embedded DejaVu subset fonts) instead of without.
  * --docx also measures OOXML package signing of that DOCX (to=docx; task signDocxTask).
  * With --url/--key it POSTs the same PDFs to /v1/sign (JSON) instead of using the pool, and
@@ -31,7 +36,7 @@ import { signDocx } from '../src/documents/sign/docx/sign-docx.js';
 import type { SignRequest } from '../src/documents/sign/types.js';
 import type { SignTaskInput, SignTaskOutput } from '../workers/sign.js';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, 'audit-page': { type: 'boolean', default: false }, 'engine-only': { type: 'boolean', default: false }, docx: { type: 'string' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' }, iterations: { type: 'string', default: '100' }, 'audit-page': { type: 'boolean', default: false }, 'engine-only': { type: 'boolean', default: false }, compare: { type: 'string' }, docx: { type: 'string' } } });
 const docx = values.docx ? readFileSync(values.docx) : undefined;
 const iterations = Number(values.iterations);
 
@@ -87,42 +92,65 @@ if (values.url) {
 } else {
   // In-process first (the pool's worker threads would compete for the cores while they start),
   // alternating with the baseline call by call, so that load from elsewhere hits both alike.
-  const baselineCall = () => {
-    createHash('sha256').update(large).digest();
+  const baselineCall = (input: Buffer) => {
+    createHash('sha256').update(input).digest();
     cryptoSign('sha256', Buffer.alloc(64, 1), identity.privateKey);
   };
   const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  const other = values.compare
+    ? ((await import(path.resolve(values.compare, 'src/documents/sign/sign-pdf.ts'))) as { signPdfReport: typeof signPdfReport }).signPdfReport
+    : undefined;
   for (const [label, pdf] of files) {
     for (const auditPage of [false, true]) {
       const signRequest = { ...request, certificate: { enabled: auditPage } };
-      for (let i = 0; i < 20; i++) await signPdfReport(pdf, signRequest, identity);
+      for (let i = 0; i < 20; i++) {
+        await signPdfReport(Buffer.from(pdf), signRequest, identity);
+        if (other) await other(Buffer.from(pdf), signRequest, identity);
+      }
       const stages: Record<string, number[]> = {};
       const engine: number[] = [];
       const base: number[] = [];
       const engineCpu: number[] = [];
       const baseCpu: number[] = [];
+      const otherCpu: number[] = [];
       const cpuMs = (since: NodeJS.CpuUsage) => {
         const used = process.cpuUsage(since);
         return (used.user + used.system) / 1000;
       };
       for (let i = 0; i < iterations; i++) {
+        let input = Buffer.from(pdf);
         let cpu = process.cpuUsage();
         let t = performance.now();
-        baselineCall();
+        baselineCall(input);
         base.push(performance.now() - t);
         baseCpu.push(cpuMs(cpu));
         const times: Record<string, number> = {};
-        cpu = process.cpuUsage();
-        t = performance.now();
-        await signPdfReport(pdf, signRequest, identity, { stages: times });
-        engine.push(performance.now() - t);
-        engineCpu.push(cpuMs(cpu));
+        const runThis = async () => {
+          input = Buffer.from(pdf);
+          cpu = process.cpuUsage();
+          t = performance.now();
+          await signPdfReport(input, signRequest, identity, { stages: times });
+          engine.push(performance.now() - t);
+          engineCpu.push(cpuMs(cpu));
+        };
+        const runOther = async () => {
+          if (!other) return;
+          input = Buffer.from(pdf);
+          cpu = process.cpuUsage();
+          await other(input, signRequest, identity);
+          otherCpu.push(cpuMs(cpu));
+        };
+        // This checkout and the other take turns at going first.
+        for (const run of i % 2 === 0 ? [runThis, runOther] : [runOther, runThis]) await run();
         for (const [stage, ms] of Object.entries(times)) (stages[stage] ??= []).push(ms);
       }
       const [p50, baseP50] = [medianOf(engine), medianOf(base)];
       console.log(`engine in-process ${label} ${auditPage ? 'with' : 'without'} audit page: p50 ${p50.toFixed(2)} ms, baseline (SHA-256 of 1 MB + 1 signature) p50 ${baseP50.toFixed(2)} ms = ${(p50 / baseP50).toFixed(2)}× baseline`);
       // CPU time of this process per call: what the call costs without waiting for a core on a loaded machine.
       console.log(`  CPU time p50 ${medianOf(engineCpu).toFixed(2)} ms, baseline ${medianOf(baseCpu).toFixed(2)} ms = ${(medianOf(engineCpu) / medianOf(baseCpu)).toFixed(2)}× baseline`);
+      if (other) {
+        console.log(`  --compare ${values.compare}: CPU time p50 ${medianOf(otherCpu).toFixed(2)} ms = ${(medianOf(otherCpu) / medianOf(baseCpu)).toFixed(2)}× baseline; this / other = ${(medianOf(engineCpu) / medianOf(otherCpu)).toFixed(3)}`);
+      }
       console.log(`  stage p50s: ${Object.entries(stages).map(([stage, ms]) => `${stage} ${medianOf(ms).toFixed(2)}`).join(', ')} ms`);
     }
   }
