@@ -90,6 +90,7 @@ export class PdfView {
   private scanned?: Map<number, number>;
   private bodiesChecked = false;
   private revisionHeaders?: Map<number, Map<number, number[]>>;
+  private headerCounts?: Map<number, number>;
   private readonly found: string[] = [];
   readonly entries: Map<number, XrefEntry>;
   readonly trailer: PdfDict;
@@ -384,6 +385,8 @@ export class PdfView {
    * where a number's header occurs twice, so text inside a stream is never taken for an object.
    */
   private checkBodies(): void {
+    // No number defined twice anywhere in the file: none twice in one revision (no body split needed).
+    if (![...this.headerCountsBelowLimit().values()].some((count) => count > 1)) return;
     for (const [revisionEnd, byNumber] of this.headersByRevision()) {
       const repeated = [...byNumber].filter(([, offsets]) => offsets.length > 1).map(([num]) => num);
       if (repeated.length === 0) continue;
@@ -396,6 +399,8 @@ export class PdfView {
 
   /** A stream's objects must not also be defined directly in the revision the stream belongs to. */
   private checkStreamAgainstBody(streamNum: number, streamOffset: number, nums: Set<number>): void {
+    const counts = this.headerCountsBelowLimit();
+    if (![...nums].some((num) => counts.has(num))) return; // none defined directly in any revision body
     for (const [revisionEnd, byNumber] of this.headersByRevision()) {
       if (streamOffset >= revisionEnd) continue;
       const candidates = [...nums].filter((num) => byNumber.has(num));
@@ -406,6 +411,18 @@ export class PdfView {
       }
       return;
     }
+  }
+
+  /** How often each number has an "n g obj" header in this view's bytes (all revisions together). */
+  private headerCountsBelowLimit(): Map<number, number> {
+    if (this.headerCounts) return this.headerCounts;
+    const counts = new Map<number, number>();
+    for (const header of objectHeaders(this.data)) {
+      if (header.offset >= this.limit) break;
+      counts.set(header.num, (counts.get(header.num) ?? 0) + 1);
+    }
+    this.headerCounts = counts;
+    return counts;
   }
 
   /**

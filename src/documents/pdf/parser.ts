@@ -42,6 +42,12 @@ const ESCAPES: Record<number, number> = { 0x6e: 10, 0x72: 13, 0x74: 9, 0x62: 8, 
 
 type Keyword = { keyword: string };
 type Token = PdfValue | Keyword | { open: '<<' | '[' } | { close: '>>' | ']' };
+const OPEN_DICT = { open: '<<' } as const;
+const OPEN_ARRAY = { open: '[' } as const;
+const CLOSE_DICT = { close: '>>' } as const;
+const CLOSE_ARRAY = { close: ']' } as const;
+/** Up to 15 decimal digits a double holds exactly, so summing them digit by digit equals Number(text). */
+const MAX_EXACT_DIGITS = 15;
 
 /** Resolves an indirect /Length while a stream is being read (the xref may already know it). */
 export type LengthResolver = (ref: PdfRef) => number | undefined;
@@ -180,25 +186,29 @@ export class PdfParser {
     if (c === 0x3c) {
       if (d[this.pos + 1] === 0x3c) {
         this.pos += 2;
-        return { open: '<<' };
+        return OPEN_DICT;
       }
       return this.readHexString();
     }
     if (c === 0x3e && d[this.pos + 1] === 0x3e) {
       this.pos += 2;
-      return { close: '>>' };
+      return CLOSE_DICT;
     }
     if (c === 0x5b) {
       this.pos++;
-      return { open: '[' };
+      return OPEN_ARRAY;
     }
     if (c === 0x5d) {
       this.pos++;
-      return { close: ']' };
+      return CLOSE_ARRAY;
     }
     if (!isRegular(c)) {
       this.pos++;
       throw new PdfSyntaxError(`unexpected character 0x${c.toString(16)}`);
+    }
+    if (isDigit(c)) {
+      const integer = this.readUnsignedInteger();
+      if (integer !== undefined) return integer;
     }
     const word = this.readRegular();
     if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) return Number(word);
@@ -206,6 +216,20 @@ export class PdfParser {
     if (word === 'false') return false;
     if (word === 'null') return null;
     return { keyword: word };
+  }
+
+  /**
+   * A token of digits only (the most common one: offsets, counts, object numbers), summed without
+   * making a string; undefined, with nothing consumed, for any other token (signs, reals, long ones).
+   */
+  private readUnsignedInteger(): number | undefined {
+    const d = this.data;
+    let p = this.pos;
+    let value = 0;
+    while (p < this.limit && p - this.pos <= MAX_EXACT_DIGITS && isDigit(d[p]!)) value = value * 10 + (d[p++]! - 0x30);
+    if (p - this.pos > MAX_EXACT_DIGITS || (p < this.limit && isRegular(d[p]!))) return undefined;
+    this.pos = p;
+    return value;
   }
 
   /** Tries to read "<int> <int> R" after an integer already consumed. */
@@ -220,7 +244,8 @@ export class PdfParser {
       this.pos = save;
       return undefined;
     }
-    const gen = Number(latin1(d, this.pos, p));
+    let gen = 0;
+    for (let i = this.pos; i < p; i++) gen = gen * 10 + (d[i]! - 0x30);
     let q = p;
     while (q < this.limit && isWhite(d[q]!)) q++;
     if (d[q] === 0x52 && (q + 1 >= this.limit || !isRegular(d[q + 1]!))) {
