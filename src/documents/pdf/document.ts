@@ -52,14 +52,17 @@ export function objectHeaders(data: Uint8Array): { num: number; gen: number; off
     while (p > 0 && isHeaderSpace(bytes[p - 1])) p--;
     const numStart = digitsBefore(bytes, p, 8);
     if (numStart < 0) continue;
-    headers.push({
-      num: Number(bytes.toString('latin1', numStart, p)),
-      gen: Number(bytes.toString('latin1', genStart, genStart + digitsLength(bytes, genStart))),
-      offset: numStart,
-    });
+    headers.push({ num: digitsValue(bytes, numStart, p), gen: digitsValue(bytes, genStart, genStart + digitsLength(bytes, genStart)), offset: numStart });
   }
   headerCache.set(data, headers);
   return headers;
+}
+
+/** The value of the decimal digits data[start, end) (at most 8 here: exact, without making a string). */
+function digitsValue(data: Uint8Array, start: number, end: number): number {
+  let value = 0;
+  for (let i = start; i < end; i++) value = value * 10 + (data[i]! - 0x30);
+  return value;
 }
 
 function digitsLength(data: Uint8Array, start: number): number {
@@ -293,19 +296,33 @@ export class PdfView {
   /** The object at `offset`; with `gen`, an object with another number or generation there is ambiguous. */
   private parseAt(offset: number, num: number, gen?: number): PdfValue | undefined {
     if (!Number.isInteger(offset) || offset < 0 || offset >= this.limit) return undefined;
+    const parser = new PdfParser(this.data, offset, true, this.limit, this.lengthResolver, true);
+    let obj: { num: number; gen: number; value: PdfValue };
     try {
-      const report = (problem: string) => this.ambiguous(`object ${num}: ${problem}`);
-      const parser = new PdfParser(this.data, offset, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)), report);
-      const obj = parser.parseIndirectObject();
-      if (gen !== undefined && (obj.num !== num || obj.gen !== gen)) {
-        // poppler and qpdf then rebuild the cross-reference table; which object they show is their guess.
-        this.ambiguous(`the cross-reference entry of object ${num} ${gen} points at object ${obj.num} ${obj.gen}`);
-      }
+      obj = parser.parseIndirectObject();
+    } catch {
+      this.reportParsed(parser, num);
+      return undefined;
+    }
+    this.reportParsed(parser, num);
+    if (gen !== undefined && (obj.num !== num || obj.gen !== gen)) {
+      // poppler and qpdf then rebuild the cross-reference table; which object they show is their guess.
+      this.ambiguous(`the cross-reference entry of object ${num} ${gen} points at object ${obj.num} ${obj.gen}`);
+    }
+    try {
       return obj.num === num ? this.decryptObject(obj.value, num, obj.gen) : undefined;
     } catch {
       return undefined;
     }
   }
+
+  /** What a parser of object `num` found readers could read otherwise (met before any syntax error too). */
+  private reportParsed(parser: PdfParser, num: number): void {
+    for (const problem of parser.ambiguities ?? []) this.ambiguous(`object ${num}: ${problem}`);
+  }
+
+  /** One resolver per view for the parsers it makes (not a closure per object parsed). */
+  private readonly lengthResolver = (ref: PdfRef): number | undefined => asNumber(this.resolveLengthRef(ref));
 
   private resolveLengthRef(ref: PdfRef): PdfValue | undefined {
     const entry = this.entries.get(ref.num);
@@ -335,8 +352,12 @@ export class PdfView {
       this.ambiguous(`the xref puts object ${num} at index ${index} of object stream ${streamNum}, which holds ${slot ? `object ${slot.num}` : 'nothing'} there`);
       return undefined;
     }
-    const report = (problem: string) => this.ambiguous(`object ${num}: ${problem}`);
-    return new PdfParser(objStm.data, objStm.first + slot.offset, false, objStm.data.length, undefined, report).parseObject();
+    const parser = new PdfParser(objStm.data, objStm.first + slot.offset, false, objStm.data.length, undefined, true);
+    try {
+      return parser.parseObject();
+    } finally {
+      this.reportParsed(parser, num);
+    }
   }
 
   private objectStream(streamNum: number): ObjectStream | undefined {
@@ -463,7 +484,7 @@ export class PdfView {
     for (const start of starts) {
       if (start < pos) continue; // inside the previous object (stream data, a string)
       try {
-        const parser = new PdfParser(this.data, start, true, this.limit, (ref) => asNumber(this.resolveLengthRef(ref)));
+        const parser = new PdfParser(this.data, start, true, this.limit, this.lengthResolver);
         const obj = parser.parseIndirectObject();
         counts.set(obj.num, (counts.get(obj.num) ?? 0) + 1);
         pos = parser.pos;

@@ -52,8 +52,6 @@ const MAX_EXACT_DIGITS = 15;
 /** Resolves an indirect /Length while a stream is being read (the xref may already know it). */
 export type LengthResolver = (ref: PdfRef) => number | undefined;
 
-/** Told of syntax that readers resolve differently (a key repeated with another value). */
-export type AmbiguityReporter = (problem: string) => void;
 
 /**
  * A PDF object parser over a byte buffer. `base` maps positions to file offsets: it is 0 for
@@ -61,6 +59,12 @@ export type AmbiguityReporter = (problem: string) => void;
  */
 export class PdfParser {
   pos: number;
+  private names?: (string | undefined)[];
+  /**
+   * Syntax readers resolve differently (a key repeated with another value), in the order met; kept
+   * only when `collectAmbiguities` (the caller reports them, even when the object turns out unreadable).
+   */
+  ambiguities?: string[];
 
   constructor(
     readonly data: Uint8Array,
@@ -68,7 +72,7 @@ export class PdfParser {
     readonly inFile = true,
     readonly limit = data.length,
     readonly resolveLength?: LengthResolver,
-    readonly reportAmbiguity?: AmbiguityReporter,
+    readonly collectAmbiguities = false,
   ) {
     this.pos = start;
   }
@@ -91,13 +95,18 @@ export class PdfParser {
   }
 
   private readName(): PdfName {
+    return new PdfName(this.readNameText());
+  }
+
+  /** A name's text (after `#` escapes); short plain ones come from the names already read in this buffer. */
+  private readNameText(): string {
     this.pos++; // '/'
     const start = this.pos;
     let end = start;
     while (end < this.limit && isRegular(this.data[end]!) && this.data[end] !== 0x23) end++;
     if (end >= this.limit || !isRegular(this.data[end]!)) {
       this.pos = end;
-      return new PdfName(latin1(this.data, start, end));
+      return end - start <= MAX_SHARED_NAME ? sharedName(this.names ??= namesOf(this.data), this.data, start, end) : latin1(this.data, start, end);
     }
     // A '#' escape: decoded byte by byte.
     const bytes = new ByteSink();
@@ -115,7 +124,7 @@ export class PdfParser {
       bytes.push(c);
       this.pos++;
     }
-    return new PdfName(Buffer.from(bytes.bytes()).toString('latin1'));
+    return Buffer.from(bytes.bytes()).toString('latin1');
   }
 
   private readLiteralString(): PdfString {
@@ -295,12 +304,12 @@ export class PdfParser {
         this.parseObject(depth + 1);
         continue;
       }
-      const key = this.readName().name;
+      const key = this.readNameText();
       this.skipWhitespace();
       if (this.atDictEnd()) continue; // a last key without a value: null, i.e. absent (§7.3.7)
       const value = this.parseObject(depth + 1);
       // Readers differ on which value counts (qpdf and pdf.js keep the last; poppler searches sorted large dictionaries).
-      if (entries.has(key) && !pdfEqual(entries.get(key), value)) this.reportAmbiguity?.(`a dictionary repeats the key /${key} with another value`);
+      if (this.collectAmbiguities && entries.has(key) && !pdfEqual(entries.get(key), value)) (this.ambiguities ??= []).push(`a dictionary repeats the key /${key} with another value`);
       entries.set(key, value);
     }
     const dict = new PdfDict(entries);
@@ -383,6 +392,37 @@ export class PdfParser {
 }
 
 const isKeyword = (t: Token, word: string) => t !== null && typeof t === 'object' && 'keyword' in t && t.keyword === word;
+
+const MAX_SHARED_NAME = 32;
+const NAME_SLOTS = 512;
+/**
+ * Per buffer (a request's file, a decoded object stream), the names read in it, one per slot of a
+ * small direct-mapped table: a page tree repeats the same few names, and a string made once (its
+ * hash kept) costs less in dictionary maps than one made again from bytes. Nothing outlives the buffer.
+ */
+const namesByBuffer = new WeakMap<Uint8Array, (string | undefined)[]>();
+
+function namesOf(data: Uint8Array): (string | undefined)[] {
+  let names = namesByBuffer.get(data);
+  if (!names) namesByBuffer.set(data, (names = new Array<string | undefined>(NAME_SLOTS)));
+  return names;
+}
+
+/** The text of data[start, end) from the table when the slot holds exactly it, else made and stored. */
+function sharedName(names: (string | undefined)[], data: Uint8Array, start: number, end: number): string {
+  let hash = end - start;
+  for (let i = start; i < end; i++) hash = (hash * 31 + data[i]!) | 0;
+  const slot = hash & (NAME_SLOTS - 1);
+  const known = names[slot];
+  if (known !== undefined && known.length === end - start) {
+    let same = true;
+    for (let i = 0; i < known.length && same; i++) same = known.charCodeAt(i) === data[start + i];
+    if (same) return known;
+  }
+  const text = latin1(data, start, end);
+  names[slot] = text;
+  return text;
+}
 
 /**
  * The latin1 text of data[start, end) without copying the bytes; tokens are short, and for them a

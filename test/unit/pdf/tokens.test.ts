@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PdfRef, type PdfValue } from '../../../src/documents/pdf/objects.js';
+import { PdfName, PdfRef, type PdfValue } from '../../../src/documents/pdf/objects.js';
 import { PdfParser, PdfSyntaxError } from '../../../src/documents/pdf/parser.js';
 
 /**
@@ -45,6 +45,29 @@ const wordArb = fc.oneof(
 );
 // What may end a token: nothing, white space, a delimiter, a comment.
 const endArb = fc.constantFrom('', ' ', '\n', '\r\n', '\0', '/', '[', ']', '(', '<<', '>>', '%c', '{');
+
+// Regular bytes other than '#': a name's text is its bytes as latin1 (§7.3.5).
+const nameByteArb = fc.integer({ min: 0x21, max: 0xff }).filter((c) => !'()<>[]{}/%#'.includes(String.fromCharCode(c))).map((c) => String.fromCharCode(c));
+
+describe('PDF tokenizer names', () => {
+  it('property: names read as their bytes, however many share a slot of the table of names already read', () => {
+    // Few distinct bytes and lengths up to 40 (past the 32 the table keeps): many repeats, many collisions.
+    const namesArb = fc.array(fc.oneof(
+      fc.string({ unit: fc.constantFrom('a', 'b', 'C', '1', '\xe9'), minLength: 0, maxLength: 40 }),
+      fc.string({ unit: nameByteArb, minLength: 0, maxLength: 12 }),
+      fc.string({ unit: fc.constantFrom(...'abcdefgh'), minLength: 3, maxLength: 3 }),
+    ), { minLength: 1, maxLength: 1500 });
+    fc.assert(
+      fc.property(namesArb, (names) => {
+        const value = parsed(`[${names.map((n) => `/${n}`).join(' ')}]`);
+        expect(value).toEqual(names.map((n) => new PdfName(n)));
+        const dict = parsed(`<<${names.map((n, i) => `/${n} ${i}`).join(' ')}>>`);
+        expect([...(dict as { entries: Map<string, PdfValue> }).entries.keys()]).toEqual([...new Set(names)]);
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
 
 describe('PDF tokenizer numbers', () => {
   it('property: every regular token reads as its definition says (digits-only ones included, however long)', () => {
