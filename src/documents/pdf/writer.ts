@@ -204,14 +204,14 @@ export class IncrementalWriter {
     const old = this.view.trailer;
     const id = old.get('ID');
     const validId = Array.isArray(id) && id.length === 2 && id.every((part) => part instanceof PdfString);
-    const fresh = hexString(randomBytes(16));
+    const fresh = validId ? undefined : hexString(randomBytes(16));
     const root = old.get('Root');
     const info = old.get('Info');
     return {
       Size: size,
       Root: root instanceof PdfRef ? root : undefined,
       Info: info instanceof PdfRef ? info : undefined,
-      ID: validId ? id : [fresh, fresh],
+      ID: fresh ? [fresh, fresh] : id,
       Prev: this.view.startxref,
     };
   }
