@@ -39,7 +39,10 @@ export interface CompoundFile {
    * shorter than the size.
    */
   readStream(entry: RootEntry): Buffer;
-  /** The root stream with this name (compared without case, as [MS-CFB] does), whole; undefined when there is none. */
+  /**
+   * The root stream with this name (compared without case, as [MS-CFB] does), whole; undefined when
+   * there is none; INVALID_FILE_FORMAT when there are several.
+   */
   stream(name: string): Buffer | undefined;
 }
 
@@ -201,8 +204,10 @@ export function readCompoundFile(buf: Buffer): CompoundFile | undefined {
     readStream,
     stream(name) {
       const wanted = name.toUpperCase();
-      const entry = root.find((e) => e.type === 2 && e.name.toUpperCase() === wanted);
-      return entry && readStream(entry);
+      const entries = root.filter((e) => e.type === 2 && e.name.toUpperCase() === wanted);
+      // [MS-CFB] forbids two siblings of one name; readers that search the tree could each find another.
+      if (entries.length > 1) throw damaged(`it holds ${entries.length} streams named ${JSON.stringify(name)}`);
+      return entries[0] && readStream(entries[0]);
     },
   };
 }

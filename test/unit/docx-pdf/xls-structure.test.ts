@@ -159,6 +159,29 @@ describe('XLS structure count', () => {
     expect(assertXlsStructure(buildCompoundFile([{ name: 'Book', data: biff5 }]))).toMatchObject({ cells: 2, rows: 2, area: 8 * 4 });
   });
 
+  it('on a damaged .xls (compound file and records) refuses only with 400 INVALID_FILE_FORMAT or the 422', () => {
+    const base = fc.sample(workbookArb, { numRuns: 20, seed: SEED + 3 }).map((w) => buildXls(w.sheets, w.strings));
+    const codes = new Map<string, number>();
+    for (const [i, [changes, cut]] of fc.sample(fc.tuple(fc.array(fc.tuple(fc.nat(), fc.nat({ max: 255 })), { minLength: 1, maxLength: 10 }), fc.nat()), { numRuns: 300, seed: SEED + 4 }).entries()) {
+      const data = Buffer.from(base[i % base.length]!);
+      // Half the changes in the first sectors (header, FAT, directory), half anywhere.
+      for (const [at, value] of changes) data[at % 2 ? at % Math.min(data.length, 2048) : at % data.length] = value;
+      const file = cut % 3 ? data : data.subarray(0, 512 + (cut % (data.length - 512)));
+      let code = 'counted';
+      try {
+        assertXlsStructure(file, { ...STRUCTURE_BUDGET, maxSheetCells: 5_000 });
+      } catch (err) {
+        expect(err).toBeInstanceOf(DomainError);
+        code = (err as DomainError).code;
+        expect(['INVALID_FILE_FORMAT', 'DOCUMENT_TOO_COMPLEX']).toContain(code);
+      }
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+    }
+    // The mutations reach both the compound file's refusal and the count.
+    expect(codes.get('INVALID_FILE_FORMAT')).toBeGreaterThan(10);
+    expect(codes.get('counted')).toBeGreaterThan(10);
+  });
+
   it('ends on any damaged workbook stream, refusing only with the documented errors', () => {
     const base = fc.sample(workbookArb, { numRuns: 30, seed: SEED + 1 });
     const mutation = fc.array(fc.tuple(fc.nat(), fc.nat({ max: 255 })), { minLength: 1, maxLength: 12 });

@@ -97,6 +97,19 @@ describe('readCompoundFile: whole streams, against python3-olefile', () => {
     });
   });
 
+  it('refuses a root holding two streams of one name (in any case): readers could each take another', () => {
+    const data = buildCompoundFile([
+      { name: 'Workbook', data: Buffer.alloc(100, 1) },
+      { name: 'WorkbooX', data: Buffer.alloc(5000, 2) },
+    ]);
+    const at = data.indexOf(Buffer.from('WorkbooX', 'utf16le'));
+    data.write('WORKBOOK', at, 'utf16le');
+    const file = readCompoundFile(data)!;
+    expect(file.root.map((e) => e.name).sort()).toEqual(['WORKBOOK', 'Workbook']);
+    expect(() => file.stream('Workbook')).toThrow(expect.objectContaining({ code: 'INVALID_FILE_FORMAT', message: expect.stringContaining('2 streams named "Workbook"') }));
+    expect(file.stream('Nothing')).toBeUndefined();
+  });
+
   it('on mutated files fails only with INVALID_FILE_FORMAT, and agrees with olefile where both read', () => {
     const mutation = fc.array(fc.tuple(fc.nat(), fc.oneof(fc.nat({ max: 255 }), fc.constantFrom(0x00, 0xfe, 0xff))), { minLength: 1, maxLength: 8 });
     const samples = fc.sample(fc.tuple(fileArb, mutation, fc.boolean(), fc.nat()), { numRuns: 300, seed: SEED + 1 });
