@@ -71,7 +71,23 @@ const sameKind = (a: DocumentFormat, b: DocumentFormat) => a === b || SAME_KIND.
 const MAX_CONTENT_TYPES_BYTES = 1024 * 1024;
 const ZIP_LOCAL_HEADER = 0x04034b50;
 const PDF_SEARCH_BYTES = 1024;
-const HTML_START = /^(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title|div|p|table|h[1-6]|section|article|main|span|ul|ol|br|hr|img|a|style|link|script|header|footer|nav|center|font|pre|blockquote)\b/i;
+const HTML_TAG_START = /^<(?:!doctype\s+html|html|head|body|meta|title|div|p|table|h[1-6]|section|article|main|span|ul|ol|br|hr|img|a|style|link|script|header|footer|nav|center|font|pre|blockquote)\b/i;
+
+/**
+ * The text after its leading HTML comments (each ends at its first `-->`, as a browser reads it) and
+ * the white space between them. One scan: a regex of repeated lazy comments backtracks through every
+ * way of grouping them when no tag follows (25 comments took seconds).
+ */
+function afterLeadingComments(text: string): string {
+  let at = 0;
+  while (text.startsWith('<!--', at)) {
+    const end = text.indexOf('-->', at + 4);
+    if (end < 0) break;
+    at = end + 3;
+    while (at < text.length && /\s/.test(text[at]!)) at++;
+  }
+  return text.slice(at);
+}
 
 /**
  * A PDF header at the start, or within the first KB (where readers look) of a file that ends like a
@@ -170,7 +186,7 @@ const IWORK_REFUSED: Record<Exclude<IworkKind, 'pages'>, string> = {
 export function sniffTextFormat(data: Buffer, filename?: string): DocumentFormat {
   const text = data.subarray(0, 64 * 1024).toString('utf8').replace(/^\uFEFF/, '');
   const start = text.trimStart().replace(/^<\?xml[^>]*\?>\s*/i, '');
-  if (HTML_START.test(start)) return 'html';
+  if (HTML_TAG_START.test(afterLeadingComments(start))) return 'html';
   const extension = /\.([a-z0-9]+)$/i.exec(filename ?? '')?.[1]?.toLowerCase();
   const named = extension ? TEXT_EXTENSIONS[extension] : undefined;
   if (named) return named;

@@ -115,7 +115,7 @@ export function firstMessageType(iwa: Buffer): number | undefined {
 }
 
 function xmlKind(xml: string): IworkKind {
-  const root = /<([A-Za-z_][\w.-]*:)?document\b[^>]*>/.exec(xml.slice(0, 64 * 1024))?.[0] ?? '';
+  const root = /<([A-Za-z_][\w.-]*:)?document\b[^<>]*>/.exec(xml.slice(0, 64 * 1024))?.[0] ?? '';
   if (root.includes(`"${PAGES_NAMESPACE}"`) && /^<sl:document\b/.test(root)) return 'pages';
   if (root.includes(`"${NUMBERS_NAMESPACE}"`)) return 'numbers';
   return 'unknown';

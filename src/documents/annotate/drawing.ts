@@ -114,21 +114,38 @@ export function inlineCurveXml(extent: Extent, drawingId: number, colorHex: stri
   );
 }
 
+/**
+ * The last `<w:sectPr…</w:sectPr>` run of the text, each run from an opening to the first closing
+ * after it (what a lazy regex match would give), found with indexOf so that openings without a
+ * closing cost one scan in all rather than one each.
+ */
+function lastSection(xml: string): string | undefined {
+  const open = '<w:sectPr';
+  const close = '</w:sectPr>';
+  let section: string | undefined;
+  for (let start = xml.indexOf(open); start >= 0; ) {
+    const end = xml.indexOf(close, start + open.length);
+    if (end < 0) break;
+    section = xml.slice(start, end + close.length);
+    start = xml.indexOf(open, end + close.length);
+  }
+  return section;
+}
+
 /** Text width of the document's last section (page width minus left/right margins), in twips. */
 export function pageTextWidthTwips(documentXml: string): number {
-  const sections = documentXml.match(/<w:sectPr[\s\S]*?<\/w:sectPr>/g);
-  const section = sections?.[sections.length - 1];
+  const section = lastSection(documentXml);
   if (!section) return DEFAULT_TEXT_WIDTH_TWIPS;
-  const pageWidth = Number(/<w:pgSz[^>]*\sw:w="(\d+)"/.exec(section)?.[1] ?? NaN);
-  const left = Number(/<w:pgMar[^>]*\sw:left="(-?\d+)"/.exec(section)?.[1] ?? 1440);
-  const right = Number(/<w:pgMar[^>]*\sw:right="(-?\d+)"/.exec(section)?.[1] ?? 1440);
+  const pageWidth = Number(/<w:pgSz[^<>]*\sw:w="(\d+)"/.exec(section)?.[1] ?? NaN);
+  const left = Number(/<w:pgMar[^<>]*\sw:left="(-?\d+)"/.exec(section)?.[1] ?? 1440);
+  const right = Number(/<w:pgMar[^<>]*\sw:right="(-?\d+)"/.exec(section)?.[1] ?? 1440);
   const width = pageWidth - left - right;
   return Number.isFinite(width) && width > 0 ? width : DEFAULT_TEXT_WIDTH_TWIPS;
 }
 
 /** Width of a cell from its `<w:tcW w:type="dxa">`, minus default cell padding; null if not absolute. */
 export function cellWidthTwips(cellXmlStart: string): number | null {
-  const tcW = /<w:tcW\b[^>]*>/.exec(cellXmlStart)?.[0];
+  const tcW = /<w:tcW\b[^<>]*>/.exec(cellXmlStart)?.[0];
   if (!tcW) return null;
   const width = Number(/w:w="(\d+)"/.exec(tcW)?.[1] ?? NaN);
   const type = /w:type="(\w+)"/.exec(tcW)?.[1] ?? 'dxa';

@@ -21,6 +21,23 @@ interface WalkState {
  * Remembers, for every `{%tag}`, the run properties of its run and the width of its table cell,
  * walking nested loop parts too, so render() can keep the run's formatting and size the image.
  */
+/**
+ * The run's first `<w:rPr>…</w:rPr>` (to its first closing) or `<w:rPr/>`, whichever starts first, as
+ * a lazy regex would find it, in one scan: an opening without a closing cannot be re-scanned per opening.
+ */
+function firstRunProperties(runXml: string): string {
+  const empty = '<w:rPr/>';
+  const open = '<w:rPr>';
+  const close = '</w:rPr>';
+  const start = runXml.indexOf(open);
+  const emptyAt = runXml.indexOf(empty);
+  if (start >= 0 && (emptyAt < 0 || start < emptyAt)) {
+    const end = runXml.indexOf(close, start + open.length);
+    if (end >= 0) return runXml.slice(start, end + close.length);
+  }
+  return emptyAt >= 0 ? empty : '';
+}
+
 function annotatePlaceholders(parts: Part[], state: WalkState): void {
   for (const part of parts) {
     if (part.type === 'tag' && part.tag === 'w:r') {
@@ -42,7 +59,7 @@ function annotatePlaceholders(parts: Part[], state: WalkState): void {
       }
     }
     if (part.type === 'placeholder' && part.module === IMAGE_MODULE_NAME) {
-      part.docprocRunProps = /<w:rPr>[\s\S]*?<\/w:rPr>|<w:rPr\/>/.exec(state.runXml ?? '')?.[0] ?? '';
+      part.docprocRunProps = firstRunProperties(state.runXml ?? '');
       const cell = [...state.cells].reverse().find((c) => c.width !== null);
       part.docprocCellWidth = cell?.width ?? null;
     }

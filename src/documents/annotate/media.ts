@@ -20,7 +20,7 @@ export class MediaRegistry {
     for (const name of pkg.partNames()) {
       if (!/^\/word\/.*\.xml$/.test(name)) continue;
       const xml = pkg.text(name);
-      for (const match of xml.matchAll(/<wp:docPr[^>]*?\sid="(\d+)"/g)) highest = Math.max(highest, Number(match[1]));
+      for (const match of xml.matchAll(/<wp:docPr[^<>]*?\sid="(\d+)"/g)) highest = Math.max(highest, Number(match[1]));
     }
     this.drawingIdBase = highest + 1000;
   }

@@ -68,7 +68,7 @@ export function scanTemplateText(pkg: OpcPackage, storyParts: string[]): Templat
     const xml = pkg.text(partName);
     // Most parts hold neither "{{", "{%" nor "+++": skip them without copying the text out of the markup.
     if (!xml.includes('+') && !/\{[^{%]*[{%]/.test(xml)) continue;
-    if (!CANDIDATE.test(xml.replace(/<[^>]*>/g, ''))) continue;
+    if (!CANDIDATE.test(xml.replace(/<[^<>]*>/g, ''))) continue;
     let doc: ReturnType<typeof parseXml>;
     try {
       doc = parseXml(xml);

@@ -25,7 +25,7 @@ const STATIC_FIELDS = new Set([
 
 const WORDPROCESSINGML_PART = /^application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.[a-z.]+\+xml$/i;
 /** The tokens of fields: complex-field characters, instruction text, simple fields (any namespace prefix). */
-const FIELD_TOKENS = /<(?:[\w.-]+:)?fldChar\b[^>]*?fldCharType\s*=\s*["'](begin|separate|end)["']|<(?:[\w.-]+:)?instrText\b[^>]*?(?:\/>|>([^<]*)<)|<(?:[\w.-]+:)?fldSimple\b[^>]*?\binstr\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+const FIELD_TOKENS = /<(?:[\w.-]+:)?fldChar\b[^<>]*?fldCharType\s*=\s*["'](begin|separate|end)["']|<(?:[\w.-]+:)?instrText\b[^<>]*?(?:\/>|>([^<]*)<)|<(?:[\w.-]+:)?fldSimple\b[^<>]*?\binstr\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
 /** The field types (first word of each field code, upper case) used anywhere in the WordprocessingML parts. */
 export function fieldTypes(pkg: OpcPackage): Set<string> {

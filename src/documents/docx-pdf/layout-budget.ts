@@ -43,7 +43,7 @@ export const LAYOUT_BUDGET: Readonly<LayoutBudget> = { maxTableNesting: 32, maxT
 /** Parts that cannot hold markup LibreOffice lays out; every other part is read, whatever it claims to be. */
 const MEDIA_PART = /^(image|audio|video)\//i;
 /** Start, end and empty tags of table (tbl) and cell (tc) elements, in any namespace prefix. */
-const TABLE_TAGS = /<(\/?)(?:[\w.-]+:)?(tbl|tc)(?=[\s/>])[^>]*?(\/?)>/g;
+const TABLE_TAGS = /<(\/?)(?:[\w.-]+:)?(tbl|tc)(?=[\s/>])[^<>]*?(\/?)>/g;
 
 export function layoutTooComplex(limit: keyof LayoutBudget, budget: LayoutBudget = LAYOUT_BUDGET) {
   const message =

@@ -73,7 +73,7 @@ export function buildStylesXml(): string {
 export function mergeReferenceStyles(referenceXml: string): string {
   const present = new Set([...referenceXml.matchAll(/w:styleId="([^"]*)"/g)].map((m) => m[1]));
   const defaultTypes = new Set(
-    [...referenceXml.matchAll(/<w:style\b[^>]*>/g)]
+    [...referenceXml.matchAll(/<w:style\b[^<>]*>/g)]
       .map((m) => m[0])
       .filter((tag) => /w:default="(1|true|on)"/.test(tag))
       .map((tag) => /w:type="([^"]*)"/.exec(tag)?.[1]),

@@ -19,12 +19,42 @@ export interface ScrubResult {
 const EMPTY_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>';
 const NEUTRAL_TARGET = 'about:blank';
 const HYPERLINK_TYPE = /\/hyperlink$/;
-/** A DOCTYPE with its internal subset (entities); XML names it in upper case. */
-const doctypes = () => /<!DOCTYPE(?:[^[>]|\[[^\]]*\])*>/g;
+const DOCTYPE = '<!DOCTYPE';
+/**
+ * The text without its DOCTYPEs (XML names them in upper case), each with its internal subset
+ * (entities): from `<!DOCTYPE` to the first `>` outside `[…]`. One scan of the text: it stops at the
+ * first DOCTYPE that does not end (`unterminated`), which no XML reader takes, leaving the rest as it is.
+ */
+export function removeDoctypes(text: string): { text: string; removed: number; unterminated: boolean } {
+  let kept = '';
+  let from = 0;
+  let removed = 0;
+  for (let start = text.indexOf(DOCTYPE); start >= 0; start = text.indexOf(DOCTYPE, from)) {
+    const end = doctypeEnd(text, start + DOCTYPE.length);
+    if (end < 0) return { text: kept + text.slice(from), removed, unterminated: true };
+    kept += text.slice(from, start);
+    from = end;
+    removed++;
+  }
+  return { text: removed ? kept + text.slice(from) : text, removed, unterminated: false };
+}
+
+/** Where a DOCTYPE whose body starts at `at` ends (after its `>`), or -1 when it does not. */
+function doctypeEnd(text: string, at: number): number {
+  const delimiter = /[[>]/g;
+  delimiter.lastIndex = at;
+  for (let found = delimiter.exec(text); found; found = delimiter.exec(text)) {
+    if (found[0] === '>') return found.index + 1;
+    const close = text.indexOf(']', found.index + 1);
+    if (close < 0) return -1;
+    delimiter.lastIndex = close + 1;
+  }
+  return -1;
+}
 /** Raster data URIs are self-contained; an SVG data URI could hold references of its own. */
 const SAFE_DATA_URI = /^data:image\/(png|jpe?g|gif|bmp|webp)[;,]/i;
 /** CSS that loads something: @import rules and url() other than a fragment. */
-const unsafeCss = () => /@import[^;]*;?|url\(\s*(?!['"]?#)[^)]*\)/gi;
+const unsafeCss = () => /@import[^;]*;?|url\(\s*(?!['"]?#)[^)]*(?:\)|$)/gi;
 
 const isSafeReference = (value: string): boolean => {
   const v = value.trim();
@@ -33,14 +63,12 @@ const isSafeReference = (value: string): boolean => {
 
 /** An SVG with every reference to outside content removed; unparseable SVG becomes an empty picture. */
 export function scrubSvg(text: string): { svg: string; removed: number } {
-  let removed = 0;
-  const withoutDoctype = text.replace(doctypes(), () => {
-    removed++;
-    return '';
-  });
+  const withoutDoctype = removeDoctypes(text);
+  if (withoutDoctype.unterminated) return { svg: EMPTY_SVG, removed: withoutDoctype.removed + 1 };
+  let removed = withoutDoctype.removed;
   let doc;
   try {
-    doc = parseXml(withoutDoctype);
+    doc = parseXml(withoutDoctype.text);
   } catch {
     return { svg: EMPTY_SVG, removed: removed + 1 };
   }
@@ -97,8 +125,10 @@ const isSvgPart = (pkg: OpcPackage, part: string) => /\.svg$/i.test(part) || pkg
 /** External relationships that make an office suite load something (not hyperlinks), aimed off the web. */
 function scrubRelationships(text: string): { xml: string; removed: number } | undefined {
   if (!/TargetMode\s*=\s*["']External["']/i.test(text) && !text.includes('<!DOCTYPE')) return undefined;
-  let removed = 0;
-  const doc = parseXml(text.replace(doctypes(), () => (removed++, '')));
+  const withoutDoctype = removeDoctypes(text);
+  if (withoutDoctype.unterminated) throw new Error('a DOCTYPE without its end');
+  let removed = withoutDoctype.removed;
+  const doc = parseXml(withoutDoctype.text);
   for (const rel of Array.from(doc.getElementsByTagNameNS('*', 'Relationship'))) {
     if (rel.getAttribute('TargetMode') !== 'External' || HYPERLINK_TYPE.test(rel.getAttribute('Type') ?? '')) continue;
     const target = (rel.getAttribute('Target') ?? '').trim();
@@ -145,9 +175,9 @@ export function scrubPackage(pkg: OpcPackage): number {
       }
     } else if (/\.xml$/i.test(part) && mayHoldDoctype(bytes)) {
       const text = decodeXmlBytes(bytes);
-      const cleaned = text.replace(doctypes(), '');
-      if (cleaned !== text) {
-        pkg.setText(part, cleaned);
+      const cleaned = removeDoctypes(text);
+      if (cleaned.removed) {
+        pkg.setText(part, cleaned.text);
         removed++;
       }
     }
