@@ -1,3 +1,4 @@
+import { invalidFile } from '../../errors/domain-error.js';
 import { readCompoundFile } from '../../inputs/compound-file.js';
 import { MAX_SHEET_COLUMNS, MAX_SHEET_ROWS, STRUCTURE_BUDGET, StructureCounter, type StructureBudget, type StructureCount } from './structure-budget.js';
 
@@ -31,22 +32,43 @@ const FILEPASS = 0x002f;
 const CONTINUE = 0x003c;
 const SST = 0x00fc;
 const NAME = 0x0018;
-const ONE_CELL = new Set([0x0203 /* NUMBER */, 0x027e /* RK */, 0x00fd /* LABELSST */, 0x0204 /* LABEL */, 0x00d6 /* RSTRING */, 0x0006 /* FORMULA */, 0x0205 /* BOOLERR */]);
+/** Cell records LibreOffice's BIFF5/BIFF8 import reads in a sheet, the BIFF2–4 ids it also takes included. */
+const ONE_CELL = new Set([
+  0x0203, 0x0003 /* NUMBER */, 0x0002 /* INTEGER */, 0x027e /* RK */, 0x00fd /* LABELSST */, 0x0204, 0x0004 /* LABEL */,
+  0x00d6 /* RSTRING */, 0x0006, 0x0206, 0x0406 /* FORMULA */, 0x0205, 0x0005 /* BOOLERR */,
+]);
 const MULRK = 0x00bd;
-const BLANK = 0x0201;
+const BLANKS = new Set([0x0201, 0x0001]);
 const MULBLANK = 0x00be;
-const ARRAY = 0x0221;
-const TABLE = 0x0236;
+/** ARRAY (BIFF3+, BIFF2) and TABLE: a formula over a range. */
+const RANGE_FORMULAS = new Set([0x0221, 0x0021, 0x0236]);
 const MERGECELLS = 0x00e5;
 
 /** BOF substream types holding cells: worksheet (or dialog sheet) and Excel 4 macro sheet. */
 const SHEET_TYPES = new Set([0x0010, 0x0040]);
 
+/** What one sheet substream holds, as it is walked; charged to the budget for each time LibreOffice reads it. */
 interface Sheet {
+  cells: number;
   rows: Set<number>;
   lastRow: number;
   lastColumn: number;
 }
+
+/** One substream of the walk: its BOF record's position, its sheet (none for globals, charts, modules). */
+interface Substream {
+  start: number;
+  sheet: Sheet | undefined;
+}
+
+/** A BIFF5/8 substream that starts with a BOF record 0x0809: what its sheet holds (none: no sheet) and where its EOF ends. */
+interface SheetRead {
+  counts?: { cells: number; rows: number; area: number };
+  end: number;
+}
+
+/** More substreams than any workbook holds (LibreOffice makes at most 10 000 sheets); bounds the walk's memory. */
+const MAX_SUBSTREAMS = 100_000;
 
 /** Print_Area (built-in name 0x06) ranges of a BIFF8 NAME record: the sum, for each range, of A1 to its far corner. */
 function printAreaOfName(body: Buffer): number {
@@ -84,54 +106,81 @@ function printAreaOfName(body: Buffer): number {
   return area;
 }
 
-/** Counts the cells, rows, printed area and shared strings of one BIFF5/BIFF8 workbook stream. */
+/** BOF record ids of BIFF2–BIFF8: LibreOffice steps over a nested substream opened by any of them. */
+const ANY_BOF = new Set([0x0009, 0x0209, 0x0409, BOF]);
+const BOUNDSHEET = 0x0085;
+
+/**
+ * Counts the cells, rows, printed area and shared strings of one BIFF5/BIFF8 workbook stream.
+ *
+ * Sheets are charged as LibreOffice reads them: in BIFF8 each BOUNDSHEET record of the globals sends
+ * it to a sheet's BOF by its stream offset (two BOUNDSHEETs naming one offset make two sheets of the
+ * same cells), or, when no BOF is there, to the next BOF after the sheet it read last; so each
+ * BOUNDSHEET charges the substream it leads to. An offset at a BOF the walk did not read as a record
+ * (inside another record's body) would make LibreOffice read records the walk never saw: refused.
+ * BIFF5, or BIFF8 without BOUNDSHEETs, charges each sheet substream once. (Checked with soffice 7.4:
+ * seven BOUNDSHEETs at one substream gave seven sheets of its cells.) BIFF2–4 cell record ids count
+ * too, and a substream opened by their BOF ids nests, as LibreOffice's import reads them.
+ */
 export function countBiffWorkbook(stream: Buffer, counter: StructureCounter): void {
-  /** Open substreams, innermost last: a sheet, or undefined for globals, charts and others. */
-  const substreams: (Sheet | undefined)[] = [];
+  const open: Substream[] = [];
+  /** Substreams opened by BOF 0x0809, by the position of that record, in stream order. */
+  const reads = new Map<number, SheetRead>();
+  const boundSheets: number[] = [];
   let biff8 = false;
   let encrypted = false;
-  const finish = (sheet: Sheet | undefined) => {
-    if (sheet) counter.add('area', sheet.lastRow * sheet.lastColumn);
+  const close = (substream: Substream, end: number) => {
+    const read = reads.get(substream.start);
+    if (!read) return;
+    read.end = end;
+    const sheet = substream.sheet;
+    if (sheet) read.counts = { cells: sheet.cells, rows: sheet.rows.size, area: sheet.lastRow * sheet.lastColumn };
   };
   const reach = (sheet: Sheet, row: number, column: number) => {
     sheet.lastRow = Math.max(sheet.lastRow, Math.min(row, MAX_SHEET_ROWS));
     sheet.lastColumn = Math.max(sheet.lastColumn, Math.min(column, MAX_SHEET_COLUMNS));
   };
-  /** A cell holding something at 0-based (row, column), and `more` cells to its right. */
+  /** `count` cells holding something from 0-based (row, column) rightwards. */
   const cells = (sheet: Sheet, row: number, column: number, count: number) => {
     if (count <= 0) return;
-    counter.add('cells', count);
+    sheet.cells += count;
     if (encrypted) return;
-    if (!sheet.rows.has(row)) {
-      sheet.rows.add(row);
-      counter.add('rows', 1);
-    }
+    sheet.rows.add(row);
     reach(sheet, row + 1, column + count);
   };
 
   for (let at = 0; at + 4 <= stream.length; ) {
+    const recordStart = at;
     const type = stream.readUInt16LE(at);
     const length = stream.readUInt16LE(at + 2);
     const body = stream.subarray(at + 4, at + 4 + length);
     if (body.length < length) break;
     at += 4 + length;
 
-    if (type === BOF) {
-      const substream = length >= 4 ? body.readUInt16LE(2) : 0;
-      if (substreams.length === 0 && length >= 2) biff8 = body.readUInt16LE(0) === 0x0600;
-      substreams.push(SHEET_TYPES.has(substream) ? { rows: new Set(), lastRow: 0, lastColumn: 0 } : undefined);
+    if (ANY_BOF.has(type)) {
+      const substreamType = length >= 4 ? body.readUInt16LE(2) : 0;
+      if (reads.size === 0 && open.length === 0 && type === BOF && length >= 2) biff8 = body.readUInt16LE(0) === 0x0600;
+      const sheet = type === BOF && SHEET_TYPES.has(substreamType) ? { cells: 0, rows: new Set<number>(), lastRow: 0, lastColumn: 0 } : undefined;
+      open.push({ start: recordStart, sheet });
+      if (type === BOF) reads.set(recordStart, { end: stream.length });
+      if (open.length + reads.size > MAX_SUBSTREAMS) {
+        throw invalidFile(`The workbook opens more than ${MAX_SUBSTREAMS.toLocaleString('en')} substreams (BOF records), more than any workbook holds; save it again and resend it.`);
+      }
       continue;
     }
     if (type === EOF) {
-      finish(substreams.pop());
+      const substream = open.pop();
+      if (substream) close(substream, at);
       continue;
     }
     if (type === FILEPASS) {
       encrypted = true;
       continue;
     }
-    const sheet = substreams[substreams.length - 1];
+    const sheet = open[open.length - 1]?.sheet;
     if (!sheet) {
+      // The sheet offsets stay in clear in an encrypted file ([MS-XLS] 2.2.10).
+      if (type === BOUNDSHEET && length >= 4) boundSheets.push(body.readUInt32LE(0));
       if (encrypted) continue;
       if (type === SST && length >= 8) {
         // The strings run on in the CONTINUE records that follow; the main loop steps over them after.
@@ -144,23 +193,23 @@ export function countBiffWorkbook(stream: Buffer, counter: StructureCounter): vo
       continue;
     }
     if (ONE_CELL.has(type)) {
-      if (encrypted) counter.add('cells', 1);
+      if (encrypted) sheet.cells += 1;
       else if (length >= 4) cells(sheet, body.readUInt16LE(0), body.readUInt16LE(2), 1);
     } else if (type === MULRK) {
       const count = Math.floor((length - 6) / 6);
-      if (encrypted) counter.add('cells', Math.max(count, 0));
+      if (encrypted) sheet.cells += Math.max(count, 0);
       else if (length >= 6) cells(sheet, body.readUInt16LE(0), body.readUInt16LE(2), count);
     } else if (encrypted) {
       continue;
-    } else if (type === BLANK && length >= 4) {
+    } else if (BLANKS.has(type) && length >= 4) {
       reach(sheet, body.readUInt16LE(0) + 1, body.readUInt16LE(2) + 1);
     } else if (type === MULBLANK && length >= 6) {
       reach(sheet, body.readUInt16LE(0) + 1, body.readUInt16LE(2) + Math.floor((length - 6) / 2));
-    } else if ((type === ARRAY || type === TABLE) && length >= 6) {
+    } else if (RANGE_FORMULAS.has(type) && length >= 6) {
       const [r1, r2] = [body.readUInt16LE(0), body.readUInt16LE(2)].sort((a, b) => a - b);
       const [c1, c2] = [body[4]!, body[5]!].sort((a, b) => a - b);
       // The anchor cell's own FORMULA record is counted already.
-      counter.add('cells', (r2! - r1! + 1) * (c2! - c1! + 1) - 1);
+      sheet.cells += (r2! - r1! + 1) * (c2! - c1! + 1) - 1;
       reach(sheet, r2! + 1, c2! + 1);
     } else if (type === MERGECELLS && length >= 2) {
       const count = Math.min(body.readUInt16LE(0), Math.floor((length - 2) / 8));
@@ -170,7 +219,47 @@ export function countBiffWorkbook(stream: Buffer, counter: StructureCounter): vo
       }
     }
   }
-  for (const sheet of substreams) finish(sheet);
+  // A substream without its EOF runs to the end of the stream (LibreOffice finishes the sheet there too).
+  for (const substream of open) close(substream, stream.length);
+
+  const charge = (read: SheetRead) => {
+    if (!read.counts) return;
+    counter.add('cells', read.counts.cells);
+    counter.add('rows', read.counts.rows);
+    counter.add('area', read.counts.area);
+  };
+  if (!biff8 || boundSheets.length === 0) {
+    for (const read of reads.values()) charge(read);
+    return;
+  }
+  const starts = [...reads.keys()];
+  /** Where LibreOffice is: after the globals substream (the first one), then after each sheet it read. */
+  let position = reads.get(starts[0]!)?.end ?? 0;
+  for (const offset of boundSheets) {
+    let start: number | undefined;
+    if (offset + 2 <= stream.length && stream.readUInt16LE(offset) === BOF) {
+      if (!reads.has(offset)) throw invalidFile('The workbook names a sheet at a position inside another record (BOUNDSHEET); save it again and resend it.');
+      start = offset;
+    } else {
+      start = firstAtOrAfter(starts, position);
+      if (start === undefined) break;
+    }
+    const read = reads.get(start)!;
+    charge(read);
+    position = read.end;
+  }
+}
+
+/** The first of the ascending `positions` at or after `position`, by binary search. */
+function firstAtOrAfter(positions: readonly number[], position: number): number | undefined {
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (positions[middle]! < position) low = middle + 1;
+    else high = middle;
+  }
+  return positions[low];
 }
 
 /**

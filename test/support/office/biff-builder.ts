@@ -119,7 +119,11 @@ function worksheet(sheet: BiffSheet): Buffer {
   return Buffer.concat(parts);
 }
 
-export function buildBiff8Stream(sheets: readonly BiffSheet[], sharedStrings: readonly string[] = ['s']): Buffer {
+/**
+ * `sheetOffsets` rewrites the BOUNDSHEET offsets written (given the true ones, one per sheet; it must
+ * return as many for any input of one length): to point several at one sheet, or elsewhere.
+ */
+export function buildBiff8Stream(sheets: readonly BiffSheet[], sharedStrings: readonly string[] = ['s'], sheetOffsets: (offsets: number[]) => number[] = (o) => o): Buffer {
   const bodies = sheets.map(worksheet);
   const boundSheet = (offset: number, i: number) => {
     const name = `Sheet${i + 1}`;
@@ -130,10 +134,10 @@ export function buildBiff8Stream(sheets: readonly BiffSheet[], sharedStrings: re
   const formats = Array.from({ length: 16 }, () => record(0x00e0, Buffer.alloc(20)));
   const globalsLength = (offsets: number[]) =>
     Buffer.concat([bof(0x0005), ...formats, ...offsets.map(boundSheet), ...names, sst(sharedStrings), eof()]).length;
-  const start = globalsLength(sheets.map(() => 0));
+  const start = globalsLength(sheetOffsets(sheets.map(() => 0)));
   const offsets: number[] = [];
   bodies.reduce((at, body) => (offsets.push(at), at + body.length), start);
-  return Buffer.concat([bof(0x0005), ...formats, ...offsets.map(boundSheet), ...names, sst(sharedStrings), eof(), ...bodies]);
+  return Buffer.concat([bof(0x0005), ...formats, ...sheetOffsets(offsets).map(boundSheet), ...names, sst(sharedStrings), eof(), ...bodies]);
 }
 
 export function buildXls(sheets: readonly BiffSheet[], sharedStrings: readonly string[] = ['s']): Buffer {

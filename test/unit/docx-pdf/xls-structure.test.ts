@@ -142,6 +142,28 @@ describe('XLS structure count', () => {
     expect(counter.counted.sharedStrings).toBe(2);
   });
 
+  it('charges each sheet as often as a BOUNDSHEET leads LibreOffice to it', () => {
+    const one: BiffSheet = { cells: [{ row: 0, column: 0, kind: 'number' }, { row: 4, column: 2, kind: 'rk' }] };
+    const two: BiffSheet = { cells: [{ row: 1, column: 1, kind: 'boolerr' }] };
+    const count = (stream: Buffer) => {
+      const counter = new StructureCounter(STRUCTURE_BUDGET);
+      countBiffWorkbook(stream, counter);
+      return counter.counted;
+    };
+    expect(count(buildBiff8Stream([one, two]))).toMatchObject({ cells: 3, rows: 3, area: 5 * 3 + 2 * 2 });
+    // 1 000 BOUNDSHEETs at the first sheet: LibreOffice makes 1 000 sheets of its cells.
+    expect(count(buildBiff8Stream([one, two], ['s'], ([first]) => Array.from({ length: 1000 }, () => first!)))).toMatchObject({ cells: 2000, rows: 2000, area: 15_000 });
+    // Offsets at no BOF: LibreOffice reads on from where it is, the next BOF each time (sheet one, then two, then none).
+    expect(count(buildBiff8Stream([one, two], ['s'], (o) => o.map(() => 3)))).toMatchObject({ cells: 3, rows: 3 });
+    expect(count(buildBiff8Stream([one, two], ['s'], (o) => [...o.map(() => 3), 3]))).toMatchObject({ cells: 3, rows: 3 });
+    // An offset at bytes 09 08 inside another record's body (here a NUMBER's value) would be read as a BOF there: refused.
+    const hidden = buildBiff8Stream([{ cells: [{ row: 0x0809, column: 0x0010, kind: 'number' }] }]);
+    const numberAt = hidden.indexOf(Buffer.from([0x03, 0x02, 14, 0, 0x09, 0x08]));
+    const forged = buildBiff8Stream([{ cells: [{ row: 0x0809, column: 0x0010, kind: 'number' }] }], ['s'], () => [numberAt + 4]);
+    expect(forged.readUInt16LE(numberAt + 4)).toBe(0x0809);
+    expect(() => count(forged)).toThrow(expect.objectContaining({ code: 'INVALID_FILE_FORMAT' }));
+  });
+
   it('counts only cells after FILEPASS (their bodies are encrypted), and BIFF5 Book streams', () => {
     // LibreOffice's password-protected save of datasets.xls: the cell records of the plain file, nothing else.
     expect(assertXlsStructure(readFileSync(path.join(FIXTURES, 'datasets-encrypted.xls')))).toMatchObject({ cells: 6267, rows: 0, area: 0, sharedStrings: 0 });
@@ -195,7 +217,8 @@ describe('XLS structure count', () => {
         countBiffWorkbook(data, counter);
       } catch (err) {
         expect(err).toBeInstanceOf(DomainError);
-        expect((err as DomainError).code).toBe('DOCUMENT_TOO_COMPLEX');
+        // INVALID_FILE_FORMAT: a BOUNDSHEET offset landing on a BOF inside another record.
+        expect(['DOCUMENT_TOO_COMPLEX', 'INVALID_FILE_FORMAT']).toContain((err as DomainError).code);
       }
       expect(performance.now() - started).toBeLessThan(1000);
     }
