@@ -163,6 +163,8 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const target of targets) {
+      // The bench's keys go (with --redis they would stay in the shared store).
+      await fetch(`${target.service.base}/v1/auth/key`, { method: 'DELETE', headers: { authorization: `Bearer ${target.key}` } }).then((r) => r.arrayBuffer(), () => undefined);
       await target.service.stop(30_000);
       rmSync(target.dataDir, { recursive: true, force: true });
     }
