@@ -116,6 +116,20 @@ describe('signPdf (PAdES) checked by pdfsig, qpdf and openssl', () => {
     expect(json.events.map((e: { type: string }) => e.type)).toEqual(['ready', 'field_change', 'submit']);
   });
 
+  it('stores a typical audit-trail.json as is and a large one (over 64 KB) with FlateDecode; qpdf reads both back', async () => {
+    const input = corpus('pdf-unsigned/signpdf-w3dummy.pdf');
+    const many = Array.from({ length: 600 }, (_, i) => ({ type: 'field_change' as const, timestamp: '2025-03-01T09:00:30Z', data: { field: `field ${i}`, value: 'x'.repeat(100) } }));
+    for (const [auditTrail, compressed] of [[request().auditTrail, false], [[...many, { type: 'submit' as const, timestamp: '2025-03-01T09:01:00Z' }], true]] as const) {
+      const { document: out, audit } = await signPdfReport(input, request({ auditTrail: [...auditTrail], certificate: { enabled: false } }), pki.rsa);
+      expect(JSON.stringify(audit, null, 2).length > 64 * 1024).toBe(compressed);
+      const fileSpec = /\/Type \/EmbeddedFile[^>]*/.exec(out.subarray(input.length).toString('latin1'))![0];
+      expect(fileSpec.includes('/Filter /FlateDecode')).toBe(compressed);
+      expect(qpdfCheck(pki, out)).toContain('No syntax or stream encoding errors');
+      const json = JSON.parse(execFileSync('qpdf', ['--show-attachment=audit-trail.json', file('att.pdf', out)], { encoding: 'utf8', maxBuffer: 1 << 24 }));
+      expect(json).toEqual(JSON.parse(JSON.stringify(audit)));
+    }
+  });
+
   it('signs with ECDSA and signs its own output again: first signature valid but not total, second total', async () => {
     const input = corpus('pdf-unsigned/signpdf-formexample.pdf');
     const once = await signPdf(input, request(), pki.ec);
