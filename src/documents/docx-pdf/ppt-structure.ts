@@ -5,87 +5,147 @@ import { LAYOUT_BUDGET, type LayoutBudget } from './layout-budget.js';
 import { STRUCTURE_BUDGET, StructureCounter, type StructureBudget, type StructureCount } from './structure-budget.js';
 
 /**
- * Slides and shapes of a PowerPoint 97–2003 presentation, counted on the record tree of its
- * "PowerPoint Document" stream ([MS-PPT] 2.3.1): every record is an 8-byte header (recVer and
- * recInstance in the first 16 bits, recType, recLen) and a body of recLen bytes; a body whose
- * recVer is 0xF is a container of further records. The walk steps from header to header by
- * 8 + recLen, each child bounded by its parent (progress by construction), at most MAX_DEPTH
- * containers deep.
+ * Slides and shapes of a PowerPoint 97–2003 presentation, counted on its "PowerPoint Document"
+ * stream ([MS-PPT]) the way LibreOffice's importer reaches them: the "Current User" stream gives the
+ * offset of the last UserEditAtom; the chain of UserEditAtoms (offsetLastEdit) gives the persist
+ * directories (persist id → stream offset, the newest edit winning) and the DocumentContainer;
+ * its SlideListWithText records (instance 0 slides, 1 masters, 2 notes) list the pages by persist
+ * id. Slides: the entries of the slides' list (LibreOffice makes a page of each). Shapes: the
+ * OfficeArtSpContainers (0xF004) of every listed page, a page listed twice counted twice (each page
+ * object is walked once).
  *
- * - Slides: SlidePersistAtoms (0x03F3) in a SlideListWithText (0x0FF0) of instance 0, the list
- *   LibreOffice's importer makes one page of each entry of (masters are instance 1, notes 2); every
- *   such list in the stream is counted, old ones a fast save left behind included (an upper bound).
- * - Shapes: OfficeArtSpContainers (0xF004) anywhere in the stream: slides, masters, notes, groups.
- *
- * LibreOffice finds slides, masters and notes through the persist directories (PersistDirectoryAtom
- * 0x1772: absolute offsets into the stream), not by walking the tree, so a slide could hide inside
- * an atom's body the walk steps over; every offset a persist directory gives must therefore be the
- * start of a record the walk has read, else the file is refused as damaged.
+ * A record is an 8-byte header (recVer and recInstance, recType, recLen) and a body of recLen bytes,
+ * records inside it when recVer is 0xF. Each walk steps from header to header by 8 + recLen within
+ * the object it walks (progress by construction), at most MAX_DEPTH containers deep. Real files
+ * have records whose length runs past their container (10 of Apache POI's 111 test PPTs, all of
+ * which LibreOffice converts), so such a record is read up to its container's end, not refused.
+ * Without a usable Current User stream or edit chain (LibreOffice then searches the stream), every
+ * record of the stream is walked in order instead: every slide list entry and shape of it is counted,
+ * old versions a fast save left behind included (an upper bound).
  */
 const MAX_DEPTH = 64;
 const HEADER = 8;
 
+const RT_DOCUMENT = 0x03e8;
 const RT_SLIDE_LIST_WITH_TEXT = 0x0ff0;
 const RT_SLIDE_PERSIST_ATOM = 0x03f3;
+const RT_USER_EDIT_ATOM = 0x0ff5;
 const RT_PERSIST_DIRECTORY_ATOM = 0x1772;
 const RT_OFFICE_ART_SP_CONTAINER = 0xf004;
 const SLIDES_INSTANCE = 0;
 
 const damaged = (why: string) => invalidFile(`The PowerPoint presentation is damaged (${why}); save it again and resend it.`);
 
-/** Counts a "PowerPoint Document" stream; throws the 422 as soon as a limit is passed, 400 INVALID_FILE on an inconsistent record tree. */
-export function countPptRecords(stream: Buffer, budget: StructureBudget = STRUCTURE_BUDGET): StructureCount {
-  const counter = new StructureCounter(budget);
-  /** One bit per byte of the stream: a record starts there. */
-  const recordStarts = new Uint8Array((stream.length >> 3) + 1);
-  const persistOffsets: number[] = [];
-  /** Open containers: where each ends, and whether it is the slides' SlideListWithText. */
-  const open: { end: number; slideList: boolean }[] = [];
-  let at = 0;
-  let end = stream.length;
-  for (;;) {
-    while (at === end && open.length > 0) {
-      const closed = open.pop()!;
-      at = closed.end;
-      end = open.length > 0 ? open[open.length - 1]!.end : stream.length;
-    }
-    if (at === end) break;
-    if (at + HEADER > end) throw damaged(`a record header at byte ${at} runs past its container`);
-    const verInstance = stream.readUInt16LE(at);
-    const type = stream.readUInt16LE(at + 2);
-    const length = stream.readUInt32LE(at + 4);
-    const bodyEnd = at + HEADER + length;
-    if (bodyEnd > end) throw damaged(`the record at byte ${at} runs past its container`);
-    recordStarts[at >> 3] = recordStarts[at >> 3]! | (1 << (at & 7));
-    if (type === RT_SLIDE_PERSIST_ATOM && open.at(-1)?.slideList) counter.add('slides', 1);
-    else if (type === RT_OFFICE_ART_SP_CONTAINER) counter.add('shapes', 1);
-    else if (type === RT_PERSIST_DIRECTORY_ATOM) readPersistDirectory(stream, at + HEADER, bodyEnd, persistOffsets);
-    if ((verInstance & 0x0f) === 0x0f) {
-      if (open.length === MAX_DEPTH) throw damaged(`records nest more than ${MAX_DEPTH} levels deep`);
-      open.push({ end: bodyEnd, slideList: type === RT_SLIDE_LIST_WITH_TEXT && verInstance >> 4 === SLIDES_INSTANCE });
-      at += HEADER;
-      end = bodyEnd;
-    } else at = bodyEnd;
-  }
-  for (const offset of persistOffsets) {
-    if (offset < stream.length && !(recordStarts[offset >> 3]! & (1 << (offset & 7)))) throw damaged(`a persist directory points at byte ${offset}, inside a record`);
-  }
-  return counter.counted;
+/** One record met by a walk: its type, instance, body, and whether it lies in the slides' SlideListWithText. */
+interface PptRecord {
+  type: number;
+  instance: number;
+  body: number;
+  bodyEnd: number;
+  inSlideList: boolean;
+  inSlideListInstance: number | undefined;
 }
 
 /**
- * PersistDirectoryEntries ([MS-PPT] 2.3.6): a 32-bit word (persistId in the low 20 bits, cPersist in
- * the high 12) followed by cPersist 32-bit stream offsets, until the atom's end.
+ * The records of [start, end) in order, containers entered. A record whose length runs past its
+ * container (or the range) is read to the container's end; a header that does not fit ends the container.
  */
-function readPersistDirectory(stream: Buffer, start: number, end: number, offsets: number[]): void {
-  for (let at = start; at + 4 <= end; ) {
-    const count = stream.readUInt32LE(at) >>> 20;
-    at += 4;
-    for (let i = 0; i < count; i++, at += 4) {
-      if (at + 4 > end) throw damaged('a persist directory entry runs past its atom');
-      offsets.push(stream.readUInt32LE(at));
+function* records(stream: Buffer, start: number, end: number): Generator<PptRecord> {
+  const open: { end: number; slideList: number | undefined }[] = [];
+  let at = start;
+  let limit = Math.min(end, stream.length);
+  for (;;) {
+    while (at + HEADER > limit && open.length > 0) {
+      at = open.pop()!.end;
+      limit = open.length > 0 ? open[open.length - 1]!.end : Math.min(end, stream.length);
     }
+    if (at + HEADER > limit) return;
+    const verInstance = stream.readUInt16LE(at);
+    const type = stream.readUInt16LE(at + 2);
+    const bodyEnd = Math.min(at + HEADER + stream.readUInt32LE(at + 4), limit);
+    const slideList = open.at(-1)?.slideList;
+    yield { type, instance: verInstance >> 4, body: at + HEADER, bodyEnd, inSlideList: slideList !== undefined, inSlideListInstance: slideList };
+    if ((verInstance & 0x0f) === 0x0f && open.length < MAX_DEPTH) {
+      open.push({ end: bodyEnd, slideList: type === RT_SLIDE_LIST_WITH_TEXT ? verInstance >> 4 : undefined });
+      at += HEADER;
+      limit = bodyEnd;
+    } else at = bodyEnd;
   }
+}
+
+/** A record's end, read from its header at `at` (clamped to the stream); undefined when no header fits there. */
+function recordEnd(stream: Buffer, at: number): number | undefined {
+  if (at + HEADER > stream.length) return undefined;
+  return Math.min(at + HEADER + stream.readUInt32LE(at + 4), stream.length);
+}
+
+/** The persist id → offset map of the edit chain starting at the UserEditAtom at `edit`; undefined when the chain cannot be read. */
+function persistDirectory(stream: Buffer, edit: number): { offsets: Map<number, number>; document: number } | undefined {
+  const offsets = new Map<number, number>();
+  const seen = new Set<number>();
+  let document: number | undefined;
+  for (let at = edit; at !== 0 && !seen.has(at); ) {
+    seen.add(at);
+    if (at + HEADER + 20 > stream.length || stream.readUInt16LE(at + 2) !== RT_USER_EDIT_ATOM) return document === undefined ? undefined : { offsets, document };
+    const body = at + HEADER;
+    document ??= stream.readUInt32LE(body + 16);
+    const directory = stream.readUInt32LE(body + 12);
+    const directoryEnd = recordEnd(stream, directory);
+    if (directoryEnd !== undefined && stream.readUInt16LE(directory + 2) === RT_PERSIST_DIRECTORY_ATOM) {
+      // PersistDirectoryEntry: persistId (20 bits) and cPersist (12 bits), then cPersist offsets.
+      for (let entry = directory + HEADER; entry + 4 <= directoryEnd; ) {
+        const word = stream.readUInt32LE(entry);
+        const first = word & 0xfffff;
+        const count = word >>> 20;
+        entry += 4;
+        for (let i = 0; i < count && entry + 4 <= directoryEnd; i++, entry += 4) {
+          if (!offsets.has(first + i)) offsets.set(first + i, stream.readUInt32LE(entry));
+        }
+      }
+    }
+    at = stream.readUInt32LE(body + 8);
+  }
+  return document === undefined ? undefined : { offsets, document };
+}
+
+/** Shapes of the record at `offset` and everything in it. */
+function shapesOf(stream: Buffer, offset: number): number {
+  const end = recordEnd(stream, offset);
+  if (end === undefined) return 0;
+  let shapes = 0;
+  for (const record of records(stream, offset, end)) if (record.type === RT_OFFICE_ART_SP_CONTAINER) shapes++;
+  return shapes;
+}
+
+/**
+ * Counts a "PowerPoint Document" stream, from the edit the "Current User" stream names
+ * (`currentEdit`, its offsetToCurrentEdit) or, without it, over every record; throws the 422 as soon
+ * as a limit is passed. Never throws anything else: damaged parts are read as far as they go.
+ */
+export function countPptRecords(stream: Buffer, currentEdit: number | undefined, budget: StructureBudget = STRUCTURE_BUDGET): StructureCount {
+  const counter = new StructureCounter(budget);
+  const directory = currentEdit === undefined ? undefined : persistDirectory(stream, currentEdit);
+  const documentAt = directory?.offsets.get(directory.document);
+  const documentEnd = documentAt === undefined ? undefined : recordEnd(stream, documentAt);
+  if (!directory || documentAt === undefined || documentEnd === undefined || stream.readUInt16LE(documentAt + 2) !== RT_DOCUMENT) {
+    for (const record of records(stream, 0, stream.length)) {
+      if (record.type === RT_SLIDE_PERSIST_ATOM && record.inSlideListInstance === SLIDES_INSTANCE) counter.add('slides', 1);
+      else if (record.type === RT_OFFICE_ART_SP_CONTAINER) counter.add('shapes', 1);
+    }
+    return counter.counted;
+  }
+  const shapesByPage = new Map<number, number>();
+  for (const record of records(stream, documentAt, documentEnd)) {
+    if (record.type === RT_OFFICE_ART_SP_CONTAINER) counter.add('shapes', 1);
+    if (record.type !== RT_SLIDE_PERSIST_ATOM || !record.inSlideList || record.body + 4 > record.bodyEnd) continue;
+    if (record.inSlideListInstance === SLIDES_INSTANCE) counter.add('slides', 1);
+    const page = directory.offsets.get(stream.readUInt32LE(record.body));
+    if (page === undefined) continue;
+    let shapes = shapesByPage.get(page);
+    if (shapes === undefined) shapesByPage.set(page, (shapes = shapesOf(stream, page)));
+    counter.add('shapes', shapes);
+  }
+  return counter.counted;
 }
 
 /** CurrentUserAtom.headerToken of an encrypted presentation ([MS-PPT] 2.3.2). */
@@ -102,7 +162,8 @@ export function assertPptBudget(file: CompoundFile, budget: StructureBudget = ST
   if (currentUser && currentUser.length >= 16 && currentUser.readUInt32LE(12) === ENCRYPTED_TOKEN) return undefined;
   const stream = file.stream('PowerPoint Document');
   if (!stream) throw damaged('it has no PowerPoint Document stream');
-  const counted = countPptRecords(stream, budget);
+  const currentEdit = currentUser && currentUser.length >= 20 ? currentUser.readUInt32LE(16) : undefined;
+  const counted = countPptRecords(stream, currentEdit, budget);
   assertBlipPixels(file.stream('Pictures'), layout);
   return counted;
 }

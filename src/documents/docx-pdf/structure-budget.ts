@@ -37,7 +37,8 @@ import { pictureSize } from './image-size.js';
  *   MERGECELLS in the printed area, Print_Area names, the SST's count bounded by its bytes).
  * - PPT (`PowerPoint Document` stream, read with inputs/compound-file.ts): slides (the slides'
  *   SlideListWithText entries, what LibreOffice makes pages of) and shapes (every OfficeArtSpContainer
- *   of slides, masters and notes), on its record tree in ppt-structure.ts; its pictures against
+ *   of the listed slides, masters and notes), reached through the Current User stream, the edit chain
+ *   and the persist directories as LibreOffice reaches them, in ppt-structure.ts; its pictures against
  *   layout-budget.ts's pixel limit. A 500-slide PPT (pandoc slides saved by LibreOffice) converted in
  *   7 s; the real PPTs counted agree with the pages of LibreOffice's PDF (tdf124708.ppt 4, 130
  *   shapes; pandoc-writer saved as PPT 42, 347 shapes).

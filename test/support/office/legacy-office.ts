@@ -40,18 +40,19 @@ export interface PptSpec {
 }
 
 /**
- * A "PowerPoint Document" stream: the DocumentContainer with its three SlideListWithText (masters
- * 1, slides 0, notes 2) of SlidePersistAtoms, then one container per page, then the persist
- * directory giving each page's offset, then a UserEditAtom. Shapes: the given ones plus one
- * patriarch per page.
+ * A "PowerPoint Document" stream: the DocumentContainer (persist id 1) with its three
+ * SlideListWithText (masters 1, slides 0, notes 2) of SlidePersistAtoms naming each page's persist
+ * id, then one container per page, a junk atom (bytes no walk should read as records), the persist
+ * directory giving each object's offset, and the UserEditAtom naming it and the document; and the
+ * "Current User" stream pointing at that edit. Shapes: the given ones plus one patriarch per page.
  */
-export function buildPptStream(spec: PptSpec): { stream: Buffer; slides: number; shapes: number; pageOffsets: number[] } {
+export function buildPptStream(spec: PptSpec): { stream: Buffer; currentUser: Buffer; currentEdit: number; slides: number; shapes: number } {
   const persist = (id: number) => {
     const body = Buffer.alloc(20);
     body.writeUInt32LE(id, 0);
     return pptAtom(0x03f3, body);
   };
-  let id = 1;
+  let id = 2;
   const lists = ([[1, spec.masters], [0, spec.slides], [2, spec.notes]] as const).map(([instance, pages]) =>
     pptContainer(0x0ff0, pages.flatMap(() => [persist(id++), pptAtom(0x0f9f, Buffer.alloc(4))]), instance),
   );
@@ -61,18 +62,34 @@ export function buildPptStream(spec: PptSpec): { stream: Buffer; slides: number;
     ...spec.slides.map((s) => pptContainer(0x03ee, [pptAtom(0x03ef, Buffer.alloc(24)), drawing(s)])),
     ...spec.notes.map((s) => pptContainer(0x03f0, [pptAtom(0x03f1, Buffer.alloc(8)), drawing(s)])),
   ];
-  const pageOffsets: number[] = [];
+  const offsets = [0];
   let at = document.length;
   for (const page of pages) {
-    pageOffsets.push(at);
+    offsets.push(at);
     at += page.length;
   }
-  const directory = Buffer.alloc(4 + 4 * pages.length);
-  directory.writeUInt32LE(1 | (pages.length << 20), 0);
-  pageOffsets.forEach((offset, i) => directory.writeUInt32LE(offset, 4 + 4 * i));
-  const stream = Buffer.concat([document, ...pages, pptAtom(0x1772, directory), pptAtom(0x0ff5, Buffer.alloc(28))]);
+  // Junk between objects, as fast saves leave: a header whose length runs past the stream.
+  const junk = Buffer.from([0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02]);
+  at += junk.length;
+  const directory = Buffer.alloc(4 + 4 * offsets.length);
+  directory.writeUInt32LE(1 | (offsets.length << 20), 0);
+  offsets.forEach((offset, i) => directory.writeUInt32LE(offset, 4 + 4 * i));
+  const directoryAt = at;
+  const directoryAtom = pptAtom(0x1772, directory);
+  const currentEdit = directoryAt + directoryAtom.length;
+  const edit = Buffer.alloc(28);
+  edit.writeUInt32LE(0, 8); // offsetLastEdit: none
+  edit.writeUInt32LE(directoryAt, 12);
+  edit.writeUInt32LE(1, 16); // docPersistIdRef
+  const stream = Buffer.concat([document, ...pages, junk, directoryAtom, pptAtom(0x0ff5, edit)]);
+  const currentUser = Buffer.alloc(8 + 20);
+  currentUser.writeUInt16LE(0x0ff6, 2);
+  currentUser.writeUInt32LE(20, 4);
+  currentUser.writeUInt32LE(20, 8);
+  currentUser.writeUInt32LE(0xe391c05f, 12);
+  currentUser.writeUInt32LE(currentEdit, 16);
   const all = [...spec.masters, ...spec.slides, ...spec.notes];
-  return { stream, slides: spec.slides.length, shapes: all.reduce((n, page) => n + 1 + page.reduce((m, t) => m + shapeCount(t), 0), 0), pageOffsets };
+  return { stream, currentUser, currentEdit, slides: spec.slides.length, shapes: all.reduce((n, page) => n + 1 + page.reduce((m, t) => m + shapeCount(t), 0), 0) };
 }
 
 // ---------------------------------------------------------------- Word
