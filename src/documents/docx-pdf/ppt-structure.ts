@@ -10,9 +10,9 @@ import { STRUCTURE_BUDGET, StructureCounter, type StructureBudget, type Structur
  * offset of the last UserEditAtom; the chain of UserEditAtoms (offsetLastEdit) gives the persist
  * directories (persist id → stream offset, the newest edit winning) and the DocumentContainer;
  * its SlideListWithText records (instance 0 slides, 1 masters, 2 notes) list the pages by persist
- * id. Slides: the entries of the slides' list (LibreOffice makes a page of each). Shapes: the
- * OfficeArtSpContainers (0xF004) of every listed page, a page listed twice counted twice (each page
- * object is walked once).
+ * id, and its DocumentAtom the notes master and handout master. Slides: the entries of the slides'
+ * list (LibreOffice makes a page of each). Shapes: the OfficeArtSpContainers (0xF004) of every page
+ * named so, a page named twice counted twice (each page object is walked once).
  *
  * A record is an 8-byte header (recVer and recInstance, recType, recLen) and a body of recLen bytes,
  * records inside it when recVer is 0xF. Each walk steps from header to header by 8 + recLen within
@@ -27,6 +27,7 @@ const MAX_DEPTH = 64;
 const HEADER = 8;
 
 const RT_DOCUMENT = 0x03e8;
+const RT_DOCUMENT_ATOM = 0x03e9;
 const RT_SLIDE_LIST_WITH_TEXT = 0x0ff0;
 const RT_SLIDE_PERSIST_ATOM = 0x03f3;
 const RT_USER_EDIT_ATOM = 0x0ff5;
@@ -135,15 +136,22 @@ export function countPptRecords(stream: Buffer, currentEdit: number | undefined,
     return counter.counted;
   }
   const shapesByPage = new Map<number, number>();
-  for (const record of records(stream, documentAt, documentEnd)) {
-    if (record.type === RT_OFFICE_ART_SP_CONTAINER) counter.add('shapes', 1);
-    if (record.type !== RT_SLIDE_PERSIST_ATOM || !record.inSlideList || record.body + 4 > record.bodyEnd) continue;
-    if (record.inSlideListInstance === SLIDES_INSTANCE) counter.add('slides', 1);
-    const page = directory.offsets.get(stream.readUInt32LE(record.body));
-    if (page === undefined) continue;
+  const countPage = (persistId: number) => {
+    const page = directory.offsets.get(persistId);
+    if (page === undefined) return;
     let shapes = shapesByPage.get(page);
     if (shapes === undefined) shapesByPage.set(page, (shapes = shapesOf(stream, page)));
     counter.add('shapes', shapes);
+  };
+  for (const record of records(stream, documentAt, documentEnd)) {
+    if (record.type === RT_OFFICE_ART_SP_CONTAINER) counter.add('shapes', 1);
+    else if (record.type === RT_DOCUMENT_ATOM && record.body + 32 <= record.bodyEnd) {
+      // notesMasterPersistIdRef and handoutMasterPersistIdRef (0: none).
+      for (const at of [record.body + 24, record.body + 28]) if (stream.readUInt32LE(at) !== 0) countPage(stream.readUInt32LE(at));
+    } else if (record.type === RT_SLIDE_PERSIST_ATOM && record.inSlideList && record.body + 4 <= record.bodyEnd) {
+      if (record.inSlideListInstance === SLIDES_INSTANCE) counter.add('slides', 1);
+      countPage(stream.readUInt32LE(record.body));
+    }
   }
   return counter.counted;
 }
