@@ -37,6 +37,8 @@ export interface PptSpec {
   slides: ShapeTree[][];
   masters: ShapeTree[][];
   notes: ShapeTree[][];
+  /** A notes master page, named by the DocumentAtom (not by a slide list). */
+  notesMaster?: ShapeTree[];
 }
 
 /**
@@ -56,11 +58,14 @@ export function buildPptStream(spec: PptSpec): { stream: Buffer; currentUser: Bu
   const lists = ([[1, spec.masters], [0, spec.slides], [2, spec.notes]] as const).map(([instance, pages]) =>
     pptContainer(0x0ff0, pages.flatMap(() => [persist(id++), pptAtom(0x0f9f, Buffer.alloc(4))]), instance),
   );
-  const document = pptContainer(0x03e8, [pptAtom(0x03e9, Buffer.alloc(40)), ...lists]);
+  const documentAtom = Buffer.alloc(40);
+  if (spec.notesMaster) documentAtom.writeUInt32LE(id, 24); // notesMasterPersistIdRef: the last page
+  const document = pptContainer(0x03e8, [pptAtom(0x03e9, documentAtom), ...lists]);
   const pages = [
     ...spec.masters.map((s) => pptContainer(0x03f8, [pptAtom(0x03ef, Buffer.alloc(24)), drawing(s)])),
     ...spec.slides.map((s) => pptContainer(0x03ee, [pptAtom(0x03ef, Buffer.alloc(24)), drawing(s)])),
     ...spec.notes.map((s) => pptContainer(0x03f0, [pptAtom(0x03f1, Buffer.alloc(8)), drawing(s)])),
+    ...(spec.notesMaster ? [pptContainer(0x03f0, [pptAtom(0x03f1, Buffer.alloc(8)), drawing(spec.notesMaster)])] : []),
   ];
   const offsets = [0];
   let at = document.length;
@@ -88,7 +93,7 @@ export function buildPptStream(spec: PptSpec): { stream: Buffer; currentUser: Bu
   currentUser.writeUInt32LE(20, 8);
   currentUser.writeUInt32LE(0xe391c05f, 12);
   currentUser.writeUInt32LE(currentEdit, 16);
-  const all = [...spec.masters, ...spec.slides, ...spec.notes];
+  const all = [...spec.masters, ...spec.slides, ...spec.notes, ...(spec.notesMaster ? [spec.notesMaster] : [])];
   return { stream, currentUser, currentEdit, slides: spec.slides.length, shapes: all.reduce((n, page) => n + 1 + page.reduce((m, t) => m + shapeCount(t), 0), 0) };
 }
 

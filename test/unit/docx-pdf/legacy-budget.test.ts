@@ -24,7 +24,10 @@ const shapeTree: fc.Arbitrary<ShapeTree> = fc.letrec<{ tree: ShapeTree }>((tie) 
   tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant('shape' as const), fc.array(tie('tree'), { maxLength: 3 })),
 })).tree;
 const page = fc.array(shapeTree, { maxLength: 4 });
-const pptSpec = fc.record({ slides: fc.array(page, { maxLength: 6 }), masters: fc.array(page, { maxLength: 2 }), notes: fc.array(page, { maxLength: 3 }) });
+const pptSpec = fc.record(
+  { slides: fc.array(page, { maxLength: 6 }), masters: fc.array(page, { maxLength: 2 }), notes: fc.array(page, { maxLength: 3 }), notesMaster: page },
+  { requiredKeys: ['slides', 'masters', 'notes'] },
+);
 
 const docBlocks: fc.Arbitrary<DocBlock[]> = fc.letrec<{ blocks: DocBlock[]; block: DocBlock }>((tie) => ({
   blocks: fc.array(tie('block'), { minLength: 1, maxLength: 3 }),
