@@ -33,8 +33,9 @@ import { pictureSize } from './image-size.js';
  * - PPTX (every XML part) and ODP (content.xml, styles.xml): slides (`<p:sld>`, `<draw:page>`) and
  *   shapes (PresentationML shape elements, or every drawing-namespace element of a page).
  * - XLS (BIFF8 `Workbook` / BIFF5 `Book` stream, read with inputs/compound-file.ts): the same
- *   counts on its records, in xls-structure.ts (ARRAY/TABLE formulas as their range, BLANK and
- *   MERGECELLS in the printed area, Print_Area names, the SST's count bounded by its bytes).
+ *   counts on its records, in xls-structure.ts (each sheet as often as a BOUNDSHEET leads LibreOffice
+ *   to it, ARRAY/TABLE formulas as their range, BLANK and MERGECELLS in the printed area, Print_Area
+ *   names, the SST's count bounded by its bytes).
  * - PPT (`PowerPoint Document` stream, read with inputs/compound-file.ts): slides (the slides'
  *   SlideListWithText entries, what LibreOffice makes pages of) and shapes (every OfficeArtSpContainer
  *   of the listed slides, masters and notes), reached through the Current User stream, the edit chain
