@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { STRUCTURE_BUDGET } from '../../../src/documents/docx-pdf/structure-budget.js';
 import type { JobEvent } from '../../../src/office/index.js';
 import { issueTestKey, multipart } from '../../support/api-key.js';
-import { buildXls } from '../../support/office/biff-builder.js';
+import { buildBiff8Stream, buildXls } from '../../support/office/biff-builder.js';
+import { buildCompoundFile } from '../../support/office/compound-file-builder.js';
 import { buildOds, buildXlsx, odsNumber } from '../../support/office/sheet-builder.js';
 import { pdfPageCount, pdfRawText } from '../../support/pdf-text.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
@@ -42,6 +43,7 @@ describe('POST /v1/convert: spreadsheets past their structure budget never reach
     ['an XLSX with two numbers at A1 and XFD1048576 (a 1.7·10¹⁰-cell printed area: minutes in soffice)', () => buildXlsx(FAR_CELL), 'far.xlsx', 'maxSheetArea'],
     ['a 3 KB XLS whose one array formula spans a whole BIFF8 sheet (65 536 × 256 cells)', () => buildXls([{ cells: [], arrays: [[0, 65535, 0, 255]] }]), 'array.xls', 'maxSheetCells'],
     ['an XLS with numbers at A1 and IV65536 in 31 sheets (5.2·10⁸ printed cells)', () => buildXls(Array.from({ length: 31 }, () => ({ cells: [{ row: 0, column: 0, kind: 'number' as const }, { row: 65535, column: 255, kind: 'rk' as const }] }))), 'far.xls', 'maxSheetArea'],
+    ['a 36 KB XLS whose 201 BOUNDSHEETs all name one 5 000-cell sheet (LibreOffice makes 201 sheets of it)', () => buildCompoundFile([{ name: 'Workbook', data: buildBiff8Stream([{ cells: [], mulrk: Array.from({ length: 50 }, (_, row) => ({ row, column: 0, count: 100 })) }], ['s'], ([first]) => Array.from({ length: 201 }, () => first!)) }]), 'sheets.xls', 'maxSheetCells'],
     ['a CSV of 1 000 001 one-character fields', () => Buffer.from('a,b,c,d,e,f,g,h,i,j\n'.repeat(100_001)), 'big.csv', 'maxSheetCells'],
   ] as const)('%s: 422 naming the limit, no office job', async (_what, build, filename, limit) => {
     const before = jobs.length;
