@@ -21,7 +21,8 @@ import { STRUCTURE_BUDGET, StructureCounter, type StructureBudget, type Structur
  * which LibreOffice converts), so such a record is read up to its container's end, not refused.
  * Without a usable Current User stream or edit chain (LibreOffice then searches the stream), every
  * record of the stream is walked in order instead: every slide list entry and shape of it is counted,
- * old versions a fast save left behind included (an upper bound).
+ * old versions a fast save left behind included (an upper bound). PowerPoint 95 files (another
+ * record format, which LibreOffice also reads) count 0 slides and shapes: not bounded here.
  */
 const MAX_DEPTH = 64;
 const HEADER = 8;

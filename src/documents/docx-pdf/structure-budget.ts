@@ -39,7 +39,8 @@ import { pictureSize } from './image-size.js';
  * - PPT (`PowerPoint Document` stream, read with inputs/compound-file.ts): slides (the slides'
  *   SlideListWithText entries, what LibreOffice makes pages of) and shapes (every OfficeArtSpContainer
  *   of the listed slides, masters and notes), reached through the Current User stream, the edit chain
- *   and the persist directories as LibreOffice reaches them, in ppt-structure.ts; its pictures against
+ *   and the persist directories as LibreOffice reaches them, in ppt-structure.ts (PowerPoint 95 files,
+ *   another record format LibreOffice also reads, count 0); its pictures against
  *   layout-budget.ts's pixel limit. A 500-slide PPT (pandoc slides saved by LibreOffice) converted in
  *   7 s; the real PPTs counted agree with the pages of LibreOffice's PDF (tdf124708.ppt 4, 130
  *   shapes; pandoc-writer saved as PPT 42, 347 shapes).

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
 import PizZip from 'pizzip';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { blipPictures } from '../../../src/documents/docx-pdf/blip-pictures.js';
@@ -15,7 +14,7 @@ import type { JobEvent } from '../../../src/office/index.js';
 import { issueTestKey, multipart } from '../../support/api-key.js';
 import { buildCompoundFile } from '../../support/office/compound-file-builder.js';
 import { largeImagesDocx } from '../../support/office/large-images.js';
-import { buildDocStreams, buildPptStream, type DocBlock } from '../../support/office/legacy-office.js';
+import { buildDocStreams, buildPptStream, odtTables, type DocBlock } from '../../support/office/legacy-office.js';
 import { pdfPageCount } from '../../support/pdf-text.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -94,29 +93,6 @@ function olefileStreams(file: string): Map<string, Buffer> {
 function pptCount(file: string) {
   const streams = olefileStreams(file);
   return countPptRecords(streams.get('PowerPoint Document')!, streams.get('Current User')?.readUInt32LE(16));
-}
-
-/**
- * Cells and nesting of the tables of an ODT's content and styles (headers and footers), by a DOM
- * walk. Cells are table:table-cell: the covered-table-cells ODF adds to make a grid of rows of
- * different widths are no cells of Writer's.
- */
-function odtTables(file: string): { cells: number; nesting: number } {
-  const zip = new PizZip(readFileSync(file));
-  let cells = 0;
-  let nesting = 0;
-  const walk = (node: XmlNode, depth: number) => {
-    for (let child = node.firstChild; child; child = child.nextSibling) {
-      if (child.nodeType !== 1) continue;
-      const element = child as XmlElement;
-      const isTable = element.localName === 'table' && element.namespaceURI === 'urn:oasis:names:tc:opendocument:xmlns:table:1.0';
-      if (element.localName === 'table-cell') cells++;
-      if (isTable) nesting = Math.max(nesting, depth + 1);
-      walk(element, depth + (isTable ? 1 : 0));
-    }
-  };
-  for (const part of ['content.xml', 'styles.xml']) walk(new DOMParser().parseFromString(zip.file(part)!.asText(), 'text/xml'), 0);
-  return { cells, nesting };
 }
 
 describe('binary PPT and DOC counts agree with independent views of real files', () => {

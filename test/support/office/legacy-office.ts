@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
+import PizZip from 'pizzip';
+
 /**
  * Builders of binary Office 97–2003 streams for tests: PowerPoint record streams ([MS-PPT]) and Word
  * streams ([MS-DOC]: FIB, piece table, PAPX FKPs); compound-file-builder.ts puts them in a file.
@@ -292,4 +296,29 @@ export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
   Buffer.concat(texts).copy(word, TEXT_AT);
   pages.forEach((page, i) => page.copy(word, (firstPage + i) * 512));
   return { word, table, data: Buffer.concat(dataParts), cells, nesting };
+}
+
+// ---------------------------------------------------------------- LibreOffice's view
+
+/**
+ * Cells and nesting of the tables of an ODT's content and styles (headers and footers), by a DOM
+ * walk: the independent view of a DOC's tables (LibreOffice's ODT of it). Cells are table:table-cell:
+ * the covered-table-cells ODF adds to make a grid of rows of different widths are no cells of Writer's.
+ */
+export function odtTables(file: string): { cells: number; nesting: number } {
+  const zip = new PizZip(readFileSync(file));
+  let cells = 0;
+  let nesting = 0;
+  const walk = (node: XmlNode, depth: number) => {
+    for (let child = node.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType !== 1) continue;
+      const element = child as XmlElement;
+      const isTable = element.localName === 'table' && element.namespaceURI === 'urn:oasis:names:tc:opendocument:xmlns:table:1.0';
+      if (element.localName === 'table-cell') cells++;
+      if (isTable) nesting = Math.max(nesting, depth + 1);
+      walk(element, depth + (isTable ? 1 : 0));
+    }
+  };
+  for (const part of ['content.xml', 'styles.xml']) walk(new DOMParser().parseFromString(zip.file(part)!.asText(), 'text/xml'), 0);
+  return { cells, nesting };
 }
