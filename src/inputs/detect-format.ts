@@ -44,7 +44,9 @@ const OOXML_MAIN_TYPES: Record<string, DocumentFormat> = {
   'application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml': 'pptx',
 };
 /** Main parts of OOXML kinds docproc does not take, named in the 415. */
-const OTHER_OOXML_MAIN = /(wordprocessingml|spreadsheetml|presentationml|ms-word|ms-excel|ms-powerpoint|drawingml|visio)[^"]*\.main\+xml$|\.main\+xml$/i;
+// Any main part: the kinds once listed here ((wordprocessingml|…|visio)[^"]*\.main\+xml$) end so too, and that
+// alternative rescanned to the end of the value from each kind's name.
+const OTHER_OOXML_MAIN = /\.main\+xml$/i;
 
 const WELL_KNOWN_MAIN_PARTS: [string, DocumentFormat][] = [
   ['word/document.xml', 'docx'],

@@ -23,7 +23,7 @@ const MAX_DIMENSION_PX = 20_000;
 /** "120", "120px", 120 → 120 pixels; also accepts pt, in, cm, mm. */
 export function parseDimension(value: Dimension | undefined, where: string): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(px|pt|in|cm|mm)?\s*$/i.exec(String(value));
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:(px|pt|in|cm|mm)\s*)?$/i.exec(String(value));
   const invalid = () =>
     new DomainError(ErrorCode.VALIDATION_ERROR, `${where}: "${value}" is not a size; use a number of pixels like 200 or "200px".`, {
       details: [{ field: where, issue: 'invalid dimension' }],

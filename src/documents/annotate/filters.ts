@@ -76,11 +76,22 @@ function nameOf(date: CalendarDate, locale: string, options: Intl.DateTimeFormat
 }
 
 const pad = (value: number, width = 2) => String(value).padStart(width, '0');
-const DATE_TOKENS = /\[([^\]]*)\]|YYYY|YY|MMMM|MMM|MM|M|DD|D|dddd|ddd|HH|H|hh|h|mm|ss|A|a/g;
+const DATE_FIELDS = 'YYYY|YY|MMMM|MMM|MM|M|DD|D|dddd|ddd|HH|H|hh|h|mm|ss|A|a';
+const DATE_TOKENS = new RegExp(`\\[([^\\]]*)\\]|${DATE_FIELDS}`, 'g');
+const DATE_FIELDS_ONLY = new RegExp(DATE_FIELDS, 'g');
+
+/**
+ * The pattern with each token replaced. After the last `]` no `[literal]` can end, so the fields there
+ * are matched alone: a `[` without its `]` rescanned the rest of the pattern from each `[`.
+ */
+function replaceDateTokens(pattern: string, replace: (token: string, literal?: string) => string): string {
+  const end = pattern.lastIndexOf(']') + 1;
+  return pattern.slice(0, end).replace(DATE_TOKENS, replace) + pattern.slice(end).replace(DATE_FIELDS_ONLY, (token) => replace(token));
+}
 
 function formatCalendarDate(date: CalendarDate, pattern: string, locale: string): string {
   const hour12 = date.hour % 12 === 0 ? 12 : date.hour % 12;
-  return pattern.replace(DATE_TOKENS, (token, literal: string | undefined) => {
+  return replaceDateTokens(pattern, (token, literal) => {
     if (literal !== undefined) return literal;
     switch (token) {
       case 'YYYY': return pad(date.year, 4);
@@ -121,7 +132,7 @@ const formatDate: Filter = (input, [pattern, locale], context) => {
 
 function numberOf(input: unknown): number | null {
   if (typeof input === 'number') return Number.isFinite(input) ? input : null;
-  if (typeof input === 'string' && /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/.test(input)) return Number(input);
+  if (typeof input === 'string' && /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/.test(input)) return Number(input);
   return null;
 }
 

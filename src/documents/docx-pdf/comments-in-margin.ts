@@ -7,6 +7,9 @@ import { IncrementalWriter, PdfWriteError } from '../pdf/writer.js';
 import { RevisionFonts, printable, printableWidth, type FontKey } from '../sign/pdf/fonts.js';
 import { formatNumber as f, wrapText } from '../sign/pdf/text.js';
 
+/** White space and commas ending a text; the run must start after another character, else `[\s,]+$` rescans it from each of its positions. */
+export const TRAILING_SEPARATORS = /(?<![\s,])[\s,]+$/;
+
 /**
  * `commentsInMargin`: comments drawn in a margin beside each page, as Word and LibreOffice 7.5+
  * (ExportNotesInMargin) print them. LibreOffice 7.4 has no such export setting, so the PDF it
@@ -94,7 +97,7 @@ function commentsOf(view: PdfView, page: PdfDict): Comment[] {
     let text = asText(view.resolve(annot.get('Contents'))) ?? '';
     if (text.length > MARGIN_LIMITS.commentCharacters) text = `${text.slice(0, MARGIN_LIMITS.commentCharacters)}${ELLIPSIS}`;
     // LibreOffice writes "author, date, " as the title.
-    const author = (asText(view.resolve(annot.get('T'))) ?? '').replace(/[\s,]+$/, '').slice(0, 200);
+    const author = (asText(view.resolve(annot.get('T'))) ?? '').replace(TRAILING_SEPARATORS, '').slice(0, 200);
     out.push({ x: rect[0], bottom: rect[1], top: rect[3], author, text });
   }
   return out.sort((a, b) => b.top - a.top || a.x - b.x);

@@ -541,13 +541,16 @@ function safeDecode(value: string): string {
   }
 }
 
+/** Spaces ending a text; the run must start after a non-space, else ` +$` rescans it from each of its positions. */
+export const TRAILING_SPACES = /(?<! ) +$/;
+
 function trimTrailingSpace(inlines: Inline[]): void {
   for (let i = inlines.length - 1; i >= 0; i--) {
     const inline = inlines[i];
     const target = inline.type === 'revision' && inline.children.length === 1 ? inline.children[0] : inline;
     if (target.type === 'bookmark') continue;
     if (target.type === 'text') {
-      target.text = target.text.replace(/ +$/, '');
+      target.text = target.text.replace(TRAILING_SPACES, '');
       if (target.text === '') {
         inlines.splice(i, 1);
         continue;

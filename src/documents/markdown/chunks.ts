@@ -8,7 +8,8 @@
  */
 const CHUNK_TARGET = 128 * 1024;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const DEFINITION = /^ {0,3}\[(?!\^)[^\]\n]+\]:[ \t]*\S.*$/gm;
+/** A label stops at a line's end: with `\r`, U+2028/9 inside (line starts for `^`), each start rescanned the rest. */
+const DEFINITION = /^ {0,3}\[(?!\^)[^\]\n\r\u2028\u2029]+\]:[ \t]*\S.*$/gm;
 
 export function splitMarkdown(text: string): string[] {
   if (text.length <= CHUNK_TARGET * 2) return [text];

@@ -19,6 +19,12 @@ export interface MarkdownLoweringEnv {
 
 type InlineMark = 'bold' | 'italic' | 'strike' | 'underline' | 'superscript' | 'subscript' | 'code';
 
+/**
+ * A line break with the blanks around it. A match starts after a non-blank or at the break itself: from
+ * inside a run of blanks not followed by a break, `[ \t]*\r?\n` rescanned the run at each position.
+ */
+export const LINE_BREAK_WITH_BLANKS = /(?<![ \t])[ \t]*\r?\n[ \t]*|\r?\n[ \t]*/g;
+
 const INLINE_HTML_MARKS: Record<string, InlineMark> = {
   b: 'bold', strong: 'bold', i: 'italic', em: 'italic', s: 'strike', del: 'strike', strike: 'strike',
   u: 'underline', ins: 'underline', sup: 'superscript', sub: 'subscript', code: 'code', kbd: 'code', tt: 'code',
@@ -161,7 +167,7 @@ export class MarkdownLowering {
   private inline(node: md.PhrasingContent, marks: RunMarks, depth: number): Inline[] {
     switch (node.type) {
       case 'text':
-        return [{ type: 'text', text: node.value.replace(/[ \t]*\r?\n[ \t]*/g, ' '), marks }];
+        return [{ type: 'text', text: node.value.replace(LINE_BREAK_WITH_BLANKS, ' '), marks }];
       case 'emphasis':
         return this.inlines(node.children, { ...marks, italic: true }, depth + 1);
       case 'strong':

@@ -220,7 +220,7 @@ export class PdfParser {
       if (integer !== undefined) return integer;
     }
     const word = this.readRegular();
-    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) return Number(word);
+    if (/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(word)) return Number(word);
     if (word === 'true') return true;
     if (word === 'false') return false;
     if (word === 'null') return null;

@@ -35,11 +35,23 @@ function readPdfAIdentification(view: PdfView, catalog: PdfDict): PdfStructure['
   const bytes = view.streamData(catalog.get('Metadata'));
   if (!bytes || bytes.length > MAX_XMP_BYTES) return undefined;
   const xmp = Buffer.from(bytes).toString('utf8');
-  const value = (name: string) =>
-    new RegExp(`pdfaid:${name}\\s*=\\s*["']([^"']{1,8})["']`).exec(xmp)?.[1] ?? new RegExp(`<pdfaid:${name}>\\s*([^<]{1,8}?)\\s*</pdfaid:${name}>`).exec(xmp)?.[1];
+  const value = (name: string) => new RegExp(`pdfaid:${name}\\s*=\\s*["']([^"']{1,8})["']`).exec(xmp)?.[1] ?? pdfAidElement(xmp, name);
   const part = Number(value('part'));
   if (!Number.isInteger(part) || part < 1 || part > 4) return undefined;
   return { part, conformance: (value('conformance') ?? '').trim().toUpperCase() };
+}
+
+/**
+ * The first `<pdfaid:NAME>` element whose content, white space around it aside, is 1 to 8 characters
+ * (all white space: its last character). The regex `<pdfaid:NAME>\s*([^<]{1,8}?)\s*</pdfaid:NAME>` tried
+ * every split of a long white-space content between its two `\s*` (quadratic in the XMP's 4 MB).
+ */
+export function pdfAidElement(xmp: string, name: string): string | undefined {
+  for (const [, content] of xmp.matchAll(new RegExp(`<pdfaid:${name}>([^<]*)</pdfaid:${name}>`, 'g'))) {
+    const trimmed = content!.trim();
+    if (trimmed.length <= 8 && content!.length > 0) return trimmed || content!.slice(-1);
+  }
+  return undefined;
 }
 
 /** An unfilled placeholder (as @signpdf and others write before signing): /Contents all zero bytes. */
