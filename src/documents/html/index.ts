@@ -17,9 +17,15 @@ import { HtmlLowering, scanHtml } from './to-model.js';
  * HTML → DOCX, natively. Encoding: a byte-order mark wins, then a <meta charset> (or
  * http-equiv content-type) in the first 1024 bytes, else UTF-8; invalid bytes become U+FFFD.
  */
+/**
+ * `<meta … charset=NAME`. The white space around an optional quote is one run or two, never both ways:
+ * `\s*["']?\s*` split a quote-less run every way from every `<meta` (~40 ms on 1 KB, the bound).
+ */
+export const META_CHARSET = /<meta[^>]+charset\s*=\s*(?:["']\s*)?([a-zA-Z0-9_:.-]+)/i;
+
 function declaredCharset(source: Uint8Array): string | undefined {
   const head = Buffer.from(source.buffer, source.byteOffset, Math.min(1024, source.byteLength)).toString('latin1');
-  return /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.-]+)/i.exec(head)?.[1];
+  return META_CHARSET.exec(head)?.[1];
 }
 
 type Parse5Node = DefaultTreeAdapterMap['node'];
