@@ -1,5 +1,5 @@
-import { describe, expect, inject, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -24,6 +24,13 @@ function officeProcessesOf(pid: number): string[] {
   return rows.filter(([p, , stat, comm]) => family.has(Number(p)) && comm.startsWith('soffice') && !stat.startsWith('Z')).map((r) => r.join(' '));
 }
 
+/** Servers of the current test, killed after it whatever happened (a test that timed out never reaches its finally). */
+const started = new Set<ChildProcess>();
+afterEach(() => {
+  for (const server of started) server.kill('SIGKILL');
+  started.clear();
+});
+
 async function startServer(env: Record<string, string> = {}) {
   const port = await freePort();
   const redisUrl = inject('redisUrl');
@@ -33,7 +40,9 @@ async function startServer(env: Record<string, string> = {}) {
   await store.putApiKey(hashApiKey(key, pepper), { email: 'shutdown@example.com', createdAt: new Date().toISOString() });
   await store.close();
 
-  const server = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/server.ts'], {
+  // node itself with tsx's loader (not the tsx CLI, which runs the server as its child): the pid is
+  // the server's, so SIGTERM reaches it directly and SIGKILL after a failed test leaves nothing behind.
+  const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redisUrl, API_KEY_PEPPER: pepper, OFFICE_POOL_SIZE: '1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,6 +50,7 @@ async function startServer(env: Record<string, string> = {}) {
   let log = '';
   server.stdout.on('data', (d) => (log += d));
   server.stderr.on('data', (d) => (log += d));
+  started.add(server);
   const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
