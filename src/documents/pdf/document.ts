@@ -687,15 +687,21 @@ export interface RevisionEnd {
   end: number;
 }
 
-/** Where each "%%EOF" marker ends, in file order. */
-export function revisionEnds(data: Uint8Array): RevisionEnd[] {
+const revisionEndsCache = new WeakMap<Uint8Array, readonly RevisionEnd[]>();
+
+/** Where each "%%EOF" marker ends, in file order (cached per buffer: verify and the reader's body check both need them). */
+export function revisionEnds(data: Uint8Array): readonly RevisionEnd[] {
+  const cached = revisionEndsCache.get(data);
+  if (cached) return cached;
   const ends: RevisionEnd[] = [];
   for (let at = indexOf(data, '%%EOF', 0); at >= 0 && ends.length < 10_000; at = indexOf(data, '%%EOF', at + 5)) {
     let end = at + 5;
     if (data[end] === 0x0d) end++;
     if (data[end] === 0x0a) end++;
-    ends.push({ marker: at + 5, end });
+    ends.push(Object.freeze({ marker: at + 5, end }));
   }
+  Object.freeze(ends);
+  revisionEndsCache.set(data, ends);
   return ends;
 }
 

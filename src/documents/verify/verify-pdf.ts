@@ -291,7 +291,7 @@ function distinctSignatureValues(fields: SignatureFieldRef[]): { distinct: Signa
 interface Examination {
   data: Uint8Array;
   final: PdfView;
-  revisions: RevisionEnd[];
+  revisions: readonly RevisionEnd[];
   ctx: EvaluationContext;
   facts: SignatureFacts[];
   warnings: string[];

@@ -16,7 +16,7 @@ export interface ByteRangeCheck {
 const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x0c || c === 0x00;
 
 /** Checks /ByteRange against the file and against the position of this signature's /Contents string. */
-export function checkByteRange(value: PdfValue | undefined, contents: PdfValue | undefined, data: Uint8Array, revisions: RevisionEnd[]): ByteRangeCheck {
+export function checkByteRange(value: PdfValue | undefined, contents: PdfValue | undefined, data: Uint8Array, revisions: readonly RevisionEnd[]): ByteRangeCheck {
   const br = Array.isArray(value) ? value : [];
   const wellFormed = br.every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0);
   if (br.length === 2 && wellFormed) {
@@ -45,7 +45,7 @@ export function checkByteRange(value: PdfValue | undefined, contents: PdfValue |
   return { ranges, signedEnd, coverage: coverageOf(signedEnd, data, revisions) };
 }
 
-function coverageOf(signedEnd: number, data: Uint8Array, revisions: RevisionEnd[]): Coverage {
+function coverageOf(signedEnd: number, data: Uint8Array, revisions: readonly RevisionEnd[]): Coverage {
   if (!hasContentAfter(data, signedEnd)) return 'entireFile';
   return revisions.some((r) => signedEnd >= r.marker && signedEnd <= r.end) ? 'entireRevision' : 'unclear';
 }

@@ -1,6 +1,6 @@
 import * as asn1js from 'asn1js';
 import { hashRanges, recoverRsaDigestInfo, type HashName } from '../../pki/algorithms.js';
-import { parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
+import { oneLine, parseCert, summarizeCert, validAt, type Cert } from '../../pki/certificates.js';
 import { buildChain } from '../../pki/chain.js';
 import type { TrustStore } from '../../pki/trust.js';
 import { checkSignedData, type CmsCheck } from '../../pki/cms/signed-data.js';
@@ -48,7 +48,7 @@ export interface SignatureFacts {
 export interface EvaluationContext {
   data: Uint8Array;
   final: PdfView;
-  revisions: RevisionEnd[];
+  revisions: readonly RevisionEnd[];
   trust: TrustStore;
   now: Date;
   signedView: (end: number) => PdfView | undefined;
@@ -265,7 +265,7 @@ function finishSigner(facts: SignatureFacts, ctx: EvaluationContext): SignatureF
   if (!chain.trusted && chain.problem) report.warnings.push(`certificate chain: ${chain.problem}`);
   const development = developmentAnchorWarning(chain.anchor);
   if (development) report.warnings.push(development);
-  report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => summarizeCert(c).subject), trustAnchor: anchorReport(chain.anchor) };
+  report.signer = { ...summarizeCert(signerCert), chain: chain.chain.map((c) => oneLine(c.x509.subject)), trustAnchor: anchorReport(chain.anchor) };
   report.certificateValidAtSigningTime = validAt(signerCert, signingTime ? new Date(signingTime) : ctx.now);
   return facts;
 }
