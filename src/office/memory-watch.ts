@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /**
  * The memory of one office process group (bubblewrap, the python bridge, oosplash, soffice.bin),
@@ -25,23 +25,41 @@ export function processGroupMembers(pgid: number): number[] {
 }
 
 export class GroupMemory {
-  private members: number[] = [];
+  private statmPaths: string[] = [];
+  /** One statm line (7 page counts); read into this, not readFileSync's fresh buffers, every 100 ms of every job. */
+  private readonly line = Buffer.alloc(256);
 
   constructor(private readonly pgid: number) {}
 
   /** Resident bytes of the whole group now (0 when it has no member left). */
   rss(): number {
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (this.members.length === 0) this.members = processGroupMembers(this.pgid);
+      if (this.statmPaths.length === 0) this.statmPaths = processGroupMembers(this.pgid).map((pid) => `/proc/${pid}/statm`);
       let total = 0;
       try {
-        for (const pid of this.members) total += Number(readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ', 2)[1]) * PAGE_BYTES;
+        for (const statm of this.statmPaths) total += this.residentPages(statm) * PAGE_BYTES;
         return total;
       } catch {
-        this.members = []; // a member has gone (or a new one came): find them again
+        this.statmPaths = []; // a member has gone (or a new one came): find them again
       }
     }
     return 0;
+  }
+
+  /** The second field of a statm file (resident pages); throws when the process has gone. */
+  private residentPages(statm: string): number {
+    const fd = openSync(statm, 'r');
+    let length: number;
+    try {
+      length = readSync(fd, this.line, 0, this.line.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    let at = this.line.indexOf(0x20);
+    if (at < 0 || at >= length) throw new Error(`${statm}: no resident field`);
+    let pages = 0;
+    for (at++; at < length && this.line[at]! >= 0x30 && this.line[at]! <= 0x39; at++) pages = pages * 10 + this.line[at]! - 0x30;
+    return pages;
   }
 }
 
