@@ -380,6 +380,13 @@ def office_alive(desktop):
         return False
 
 
+def watch_office(process):
+    """soffice.bin can die between jobs (killed, crashed): exit with it, so that Node sees the whole
+    process go at once and replaces it, instead of the next caller's job finding a dead office."""
+    process.wait()
+    die_with_group(3)
+
+
 def read_jobs(jobs):
     for line in sys.stdin:
         line = line.strip()
@@ -397,6 +404,7 @@ def main():
     jobs = queue.Queue()
     threading.Thread(target=read_jobs, args=(jobs,), daemon=True).start()
     process, ctx, desktop = connect(soffice, profile_url, pipe_name)
+    threading.Thread(target=watch_office, args=(process,), daemon=True).start()
     send({"type": "ready", "officePid": process.pid})
     while True:
         job = jobs.get()

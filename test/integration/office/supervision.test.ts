@@ -113,6 +113,26 @@ describe('office pool supervision', () => {
     expect(isPdf(await pool.convertToPdf(SMALL))).toBe(true);
   });
 
+  it.each([
+    ['jailed', true],
+    ['unjailed', false],
+  ])('an idle soffice.bin that dies (%s) takes its bridge down and is replaced before the next job meets it', async (_name, jail) => {
+    const pool = newPool({ size: 1, jail });
+    const restarts: RestartEvent[] = [];
+    pool.on('restart', (e) => restarts.push(e));
+    await pool.start();
+    const group = pool.processGroups()[0]!;
+    const office = liveMembers(group.pgid).find((p) => p.command === 'soffice.bin');
+    expect(office).toBeDefined();
+    process.kill(office!.pid, 'SIGKILL');
+    // The bridge follows its office at once (the pool counts it down and starts another one) ...
+    await waitFor(() => liveMembers(group.pgid).length === 0 && restarts.length > 0, 5_000);
+    expect(restarts.map((r) => r.reason)).toEqual(['crash']);
+    // ... so the next caller is served, never answered 502 by a bridge holding a dead office.
+    expect(isPdf(await pool.convertToPdf(SMALL))).toBe(true);
+    expect(pool.processGroups()[0]!.pgid).not.toBe(group.pgid);
+  });
+
   it('recycles a process after maxJobsPerProcess jobs', async () => {
     const pool = newPool({ size: 1, maxJobsPerProcess: 2 });
     const restarts: RestartEvent[] = [];
