@@ -2,7 +2,9 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { officePipeFiles } from '../../../src/office/office-process.js';
 
 /**
  * LibreOffice as an independent verifier of document signatures: a private soffice (own
@@ -43,7 +45,8 @@ async function runVerifier(script: string, extension: string, documents: Buffer[
   const pipe = `docproc-sign-${process.pid}-${Date.now()}`;
   // TMPDIR inside the private dir: LibreOffice's own lu*.tmp scratch files go away with it.
   const env = { ...process.env, TMPDIR: dir, ...(nssDir ? { MOZILLA_CERTIFICATE_FOLDER: `sql:${nssDir}` } : {}) };
-  const soffice = spawn('soffice', ['--headless', '--invisible', '--norestore', '--nologo', `-env:UserInstallation=file://${dir}/profile`, `--accept=pipe,name=${pipe};urp;`], {
+  const profileUrl = pathToFileURL(path.join(dir, 'profile')).href;
+  const soffice = spawn('soffice', ['--headless', '--invisible', '--norestore', '--nologo', `-env:UserInstallation=${profileUrl}`, `--accept=pipe,name=${pipe};urp;`], {
     stdio: 'ignore', detached: true, env,
   });
   try {
@@ -66,11 +69,16 @@ async function runVerifier(script: string, extension: string, documents: Buffer[
       /* already gone */
     }
     rmSync(dir, { recursive: true, force: true });
-    removePipeSocket(pipe);
+    removePipeSockets(pipe, profileUrl);
   }
 }
 
-/** A killed soffice leaves its UNO pipe socket behind (OSL puts it in /tmp, or the temp dir). */
-function removePipeSocket(pipe: string): void {
-  for (const folder of new Set(['/tmp', tmpdir()])) rmSync(path.join(folder, `OSL_PIPE_${process.getuid?.() ?? 0}_${pipe}`), { force: true });
+/**
+ * A killed soffice leaves its pipe sockets behind: the UNO pipe we named and the single-instance
+ * pipe named after its profile (officePipeFiles), in /tmp (or the temp dir).
+ */
+function removePipeSockets(pipe: string, profileUrl: string): void {
+  for (const file of officePipeFiles(pipe, profileUrl)) {
+    for (const folder of new Set(['/tmp', tmpdir()])) rmSync(path.join(folder, path.basename(file)), { force: true });
+  }
 }
