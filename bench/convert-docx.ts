@@ -36,6 +36,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
+import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
 const ALL_DOCUMENTS = [
@@ -154,38 +155,9 @@ async function startService(): Promise<Service> {
  * bare-uno.py's loop: each document's multipart body is built once and sent over keep-alive
  * sockets with node:http (fetch + FormData cost more CPU per request than the service's own HTTP).
  */
-interface Upload {
-  body: Buffer;
-  contentType: string;
-  format: string;
-}
-
-function multipartUpload(doc: Buffer, format: string): Upload {
-  const boundary = `docproc-bench-${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.${format}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}`, format };
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
-async function convertViaHttp(service: Service, upload: Upload): Promise<void> {
-  const { status, body } = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-    const request = http.request(`${service.url}/v1/convert?from=${upload.format}&to=pdf`, {
-      method: 'POST',
-      agent,
-      headers: { authorization: `Bearer ${service.key}`, 'content-type': upload.contentType, 'content-length': upload.body.length },
-    });
-    request.once('error', reject);
-    request.once('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('error', reject);
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-    });
-    request.end(upload.body);
-  });
-  if (status !== 200 || body.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`HTTP ${status}: ${body.subarray(0, 200).toString()}`);
-}
+const convertViaHttp = (service: Service, upload: ConvertUpload) => convertOverHttp(service.url, service.key, upload, agent);
 
 /** CPU time (ms) the whole machine has spent busy so far, from /proc/stat (user+nice+system+irq+softirq+steal). */
 async function machineBusyMs(): Promise<number> {

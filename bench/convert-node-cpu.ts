@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { freePort } from '../test/support/global-setup.js';
 import { projectRoot, startService, type ServiceProcess } from './support/service.js';
+import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -62,16 +63,7 @@ function processCpuMs(pid: number): number {
 /** Time on a CPU (ms) of the process's main thread. */
 const mainThreadCpuMs = (pid: number) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
 
-interface Upload {
-  body: Buffer;
-  contentType: string;
-}
-function multipartUpload(doc: Buffer): Upload {
-  const boundary = `docproc-bench-${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.docx"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
-}
-const UPLOADS = DOCUMENTS.map(multipartUpload);
+const UPLOADS = DOCUMENTS.map((doc) => multipartUpload(doc));
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 interface Target {
@@ -81,27 +73,7 @@ interface Target {
   dataDir: string;
 }
 
-function convert(target: Target, upload: Upload): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${target.service.base}/v1/convert?from=docx&to=pdf`, {
-      method: 'POST',
-      agent,
-      headers: { authorization: `Bearer ${target.key}`, 'content-type': upload.contentType, 'content-length': upload.body.length },
-    });
-    request.once('error', reject);
-    request.once('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('error', reject);
-      response.once('end', () => {
-        const body = Buffer.concat(chunks);
-        if (response.statusCode !== 200 || body.subarray(0, 5).toString('latin1') !== '%PDF-') reject(new Error(`${target.label}: HTTP ${response.statusCode}: ${body.subarray(0, 200).toString()}`));
-        else resolve();
-      });
-    });
-    request.end(upload.body);
-  });
-}
+const convert = (target: Target, upload: ConvertUpload) => convertOverHttp(target.service.base, target.key, upload, agent, target.label);
 
 async function run(target: Target, requests: number): Promise<void> {
   let next = 0;

@@ -56,6 +56,7 @@ import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
 import { buildApp } from '../src/app.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
 import { loadConfig } from '../src/config.js';
+import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR } from '../src/office/jail.js';
 import { processGroupMembers } from '../src/office/memory-watch.js';
 import { OfficePool } from '../src/office/office-pool.js';
@@ -273,7 +274,7 @@ class PoolRunner implements Runner {
  */
 class AppRunner implements Runner {
   readonly turns: Turn[] = [];
-  private constructor(readonly name: string, private readonly app: FastifyInstance, private readonly url: string, private readonly key: string, private readonly uploads: { body: Buffer; contentType: string }[], private readonly lanes: number) {}
+  private constructor(readonly name: string, private readonly app: FastifyInstance, private readonly url: string, private readonly key: string, private readonly uploads: ConvertUpload[], private readonly lanes: number) {}
 
   static async start(name: string, lanes: number): Promise<AppRunner> {
     const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(lanes), WORKER_THREADS: '1', PORT: '0', BACKGROUND_NICE: args.nice });
@@ -283,11 +284,7 @@ class AppRunner implements Runner {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
     if (!address || typeof address === 'string') throw new Error('no port');
-    const uploads = (await Promise.all(DOCUMENTS.map((d) => readFile(d)))).map((doc) => {
-      const boundary = `docproc-bench-${Math.random().toString(16).slice(2)}`;
-      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="input.docx"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-      return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
-    });
+    const uploads = (await Promise.all(DOCUMENTS.map((d) => readFile(d)))).map((doc) => multipartUpload(doc));
     const runner = new AppRunner(name, app, `http://127.0.0.1:${address.port}`, key, uploads, lanes);
     // V8 goes on optimizing the service for its first several hundred requests (convert-docx.ts's --warmup).
     let warmed = 0;
@@ -297,26 +294,8 @@ class AppRunner implements Runner {
     return runner;
   }
 
-  private post(upload: { body: Buffer; contentType: string }): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const request = http.request(`${this.url}/v1/convert?from=docx&to=pdf`, {
-        method: 'POST',
-        agent,
-        headers: { authorization: `Bearer ${this.key}`, 'content-type': upload.contentType, 'content-length': upload.body.length },
-      });
-      request.once('error', reject);
-      request.once('response', (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('error', reject);
-        response.once('end', () => {
-          const body = Buffer.concat(chunks);
-          if (response.statusCode === 200 && body.subarray(0, 5).toString('latin1') === '%PDF-') resolve();
-          else reject(new Error(`HTTP ${response.statusCode}: ${body.subarray(0, 200).toString()}`));
-        });
-      });
-      request.end(upload.body);
-    });
+  private post(upload: ConvertUpload): Promise<void> {
+    return convertOverHttp(this.url, this.key, upload, agent);
   }
 
   async batch(docs: number[], burner: Burner): Promise<Turn> {
