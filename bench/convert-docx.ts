@@ -30,13 +30,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { mainThreadProfile, printProfile } from './support/stage-profile.js';
-import type { FastifyInstance } from 'fastify';
-import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
-import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
-import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { convertOverHttp, multipartUpload, startBenchApp, type BenchApp, type ConvertUpload } from './support/convert-client.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
 const ALL_DOCUMENTS = [
@@ -133,22 +130,9 @@ async function coldConvert(input: string, workDir: string): Promise<number> {
   return performance.now() - t0;
 }
 
-interface Service {
-  app: FastifyInstance;
-  url: string;
-  key: string;
-}
+type Service = BenchApp;
 
-async function startService(): Promise<Service> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(SIZE), WORKER_THREADS: '1', PORT: '0' });
-  const app = await buildApp(config);
-  const key = generateApiKey();
-  await app.services.store.putApiKey(hashApiKey(key, config.pepper), { email: 'bench@example.com', createdAt: new Date().toISOString() });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { app, url: `http://127.0.0.1:${address.port}`, key };
-}
+const startService = (): Promise<Service> => startBenchApp(SIZE);
 
 /**
  * The bench's client shares the 2 cores with the service and LibreOffice, so it is kept as light as

@@ -52,11 +52,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
-import { generateApiKey, hashApiKey } from '../src/accounts/api-keys.js';
-import { buildApp } from '../src/app.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
-import { loadConfig } from '../src/config.js';
-import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { convertOverHttp, multipartUpload, startBenchApp, type ConvertUpload } from './support/convert-client.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR } from '../src/office/jail.js';
 import { processGroupMembers } from '../src/office/memory-watch.js';
 import { OfficePool } from '../src/office/office-pool.js';
@@ -277,15 +274,9 @@ class AppRunner implements Runner {
   private constructor(readonly name: string, private readonly app: FastifyInstance, private readonly url: string, private readonly key: string, private readonly uploads: ConvertUpload[], private readonly lanes: number) {}
 
   static async start(name: string, lanes: number): Promise<AppRunner> {
-    const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(lanes), WORKER_THREADS: '1', PORT: '0', BACKGROUND_NICE: args.nice });
-    const app = await buildApp(config);
-    const key = generateApiKey();
-    await app.services.store.putApiKey(hashApiKey(key, config.pepper), { email: 'bench@example.com', createdAt: new Date().toISOString() });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const address = app.server.address();
-    if (!address || typeof address === 'string') throw new Error('no port');
+    const { app, url, key } = await startBenchApp(lanes, { BACKGROUND_NICE: args.nice! });
     const uploads = (await Promise.all(DOCUMENTS.map((d) => readFile(d)))).map((doc) => multipartUpload(doc));
-    const runner = new AppRunner(name, app, `http://127.0.0.1:${address.port}`, key, uploads, lanes);
+    const runner = new AppRunner(name, app, url, key, uploads, lanes);
     // V8 goes on optimizing the service for its first several hundred requests (convert-docx.ts's --warmup).
     let warmed = 0;
     await Promise.all(Array.from({ length: 2 * lanes }, async () => {

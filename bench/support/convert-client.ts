@@ -1,10 +1,37 @@
 import http from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { generateApiKey, hashApiKey } from '../../src/accounts/api-keys.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 
 /**
  * The DOCX→PDF benches' client: each document's multipart body built once, sent with node:http over
  * keep-alive sockets (fetch + FormData cost the client more CPU per request than the service's own
  * HTTP, on the same 2 cores).
  */
+/** The service in this process (buildApp, HTTP on 127.0.0.1, a free port) and a key for it. */
+export interface BenchApp {
+  app: FastifyInstance;
+  url: string;
+  key: string;
+}
+
+/**
+ * Starts the service in this process as the DOCX→PDF benches run it: warnings only, no rate or
+ * concurrency limit in the way, one worker thread, `officePoolSize` office processes; `env` adds to
+ * or overrides process.env (e.g. BACKGROUND_NICE).
+ */
+export async function startBenchApp(officePoolSize: number, env: Record<string, string> = {}): Promise<BenchApp> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(officePoolSize), WORKER_THREADS: '1', PORT: '0', ...env });
+  const app = await buildApp(config);
+  const key = generateApiKey();
+  await app.services.store.putApiKey(hashApiKey(key, config.pepper), { email: 'bench@example.com', createdAt: new Date().toISOString() });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return { app, url: `http://127.0.0.1:${address.port}`, key };
+}
+
 export interface ConvertUpload {
   body: Buffer;
   contentType: string;
