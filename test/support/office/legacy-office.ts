@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
+import { DOMParser } from '@xmldom/xmldom';
 import PizZip from 'pizzip';
+import { tableShape } from '../table-shape.js';
 
 /**
  * Builders of binary Office 97–2003 streams for tests: PowerPoint record streams ([MS-PPT]) and Word
@@ -300,6 +301,8 @@ export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
 
 // ---------------------------------------------------------------- LibreOffice's view
 
+const ODF_TABLE_NS = 'urn:oasis:names:tc:opendocument:xmlns:table:1.0';
+
 /**
  * Cells and nesting of the tables of an ODT's content and styles (headers and footers), by a DOM
  * walk: the independent view of a DOC's tables (LibreOffice's ODT of it). Cells are table:table-cell:
@@ -307,18 +310,6 @@ export function buildDocStreams(blocks: DocBlock[], seed = 1): DocStreams {
  */
 export function odtTables(file: string): { cells: number; nesting: number } {
   const zip = new PizZip(readFileSync(file));
-  let cells = 0;
-  let nesting = 0;
-  const walk = (node: XmlNode, depth: number) => {
-    for (let child = node.firstChild; child; child = child.nextSibling) {
-      if (child.nodeType !== 1) continue;
-      const element = child as XmlElement;
-      const isTable = element.localName === 'table' && element.namespaceURI === 'urn:oasis:names:tc:opendocument:xmlns:table:1.0';
-      if (element.localName === 'table-cell') cells++;
-      if (isTable) nesting = Math.max(nesting, depth + 1);
-      walk(element, depth + (isTable ? 1 : 0));
-    }
-  };
-  for (const part of ['content.xml', 'styles.xml']) walk(new DOMParser().parseFromString(zip.file(part)!.asText(), 'text/xml'), 0);
-  return { cells, nesting };
+  const roots = ['content.xml', 'styles.xml'].map((part) => new DOMParser().parseFromString(zip.file(part)!.asText(), 'text/xml'));
+  return tableShape(roots, (e) => e.localName === 'table' && e.namespaceURI === ODF_TABLE_NS, (e) => e.localName === 'table-cell');
 }

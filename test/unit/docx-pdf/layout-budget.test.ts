@@ -1,10 +1,11 @@
-import { DOMParser, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
+import { DOMParser } from '@xmldom/xmldom';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareDocxForPdf } from '../../../src/documents/docx-pdf/prepare.js';
 import { LAYOUT_BUDGET, measureTables } from '../../../src/documents/docx-pdf/layout-budget.js';
 import { buildDocx, para, W_NS } from '../../support/annotate/docx-builder.js';
 import { answering, rejection } from '../../support/domain-error.js';
+import { tableShape } from '../../support/table-shape.js';
 
 /** Tables LibreOffice cannot lay out in time or memory are refused in Node, before it sees them. */
 const nested = (depth: number, prefix = 'w'): string =>
@@ -37,21 +38,7 @@ describe('table nesting and cells are checked before LibreOffice', () => {
 
 /** An independent reader: nesting and cells as a namespace-aware DOM parser sees the elements. */
 function domShape(xml: string): { nesting: number; cells: number } {
-  const doc = new DOMParser().parseFromString(xml, 'text/xml');
-  let cells = 0;
-  let nesting = 0;
-  const walk = (node: XmlNode, depth: number) => {
-    for (let child = node.firstChild; child; child = child.nextSibling) {
-      if (child.nodeType !== 1) continue;
-      const element = child as XmlElement;
-      const isTable = element.localName === 'tbl';
-      if (element.localName === 'tc') cells++;
-      if (isTable) nesting = Math.max(nesting, depth + 1);
-      walk(element, depth + (isTable ? 1 : 0));
-    }
-  };
-  walk(doc, 0);
-  return { nesting, cells };
+  return tableShape([new DOMParser().parseFromString(xml, 'text/xml')], (e) => e.localName === 'tbl', (e) => e.localName === 'tc');
 }
 
 type Tree = { kind: 'p' } | { kind: 'tbl'; rows: Tree[][] };
