@@ -5,8 +5,10 @@
  *   baseline  bench/support/bare-uno.py: a warm soffice driven over UNO with none of our code,
  *             load read-only + export, N processes (N = --size, default 2); and, for reference,
  *             cold `soffice --convert-to pdf` per document.
- *   service   the real app in this process (buildApp, pool of N, HTTP on 127.0.0.1:0), one job at
- *             a time per document and at concurrency 4 on the mix.
+ *   service   the real service as `npm start` runs it: tsc's dist/ (built first) in a node process
+ *             of its own, pool of N, HTTP on 127.0.0.1; one job at a time per document and at
+ *             concurrency 4 on the mix. --in-process runs the TypeScript sources in this process
+ *             instead (buildApp through tsx; what --profile needs).
  *
  * Rounds interleave baseline and service so both see the same machine load; ratios are computed
  * per round and their median is printed, with the spread. The per-stage breakdown comes from the
@@ -15,14 +17,17 @@
  * Impress's PDF filters and the same (default) filter options the service uses without options.
  *
  *   npx tsx bench/convert-docx.ts [--rounds 3] [--seconds 10] [--latency-rounds 5] [--size 2] [--warmup 600]
- *                                 [--docs docx|all|xlsx|pptx] [--tmp DIR] [--profile SECONDS [--profile-out FILE]]
+ *                                 [--docs docx|all|xlsx|pptx] [--tmp DIR] [--in-process]
+ *                                 [--profile SECONDS [--profile-out FILE]]
  *
  * --docs docx (default) is issue 27's DOCX→PDF figure (the three Word documents); all adds the xlsx
  * and the pptx. --tmp defaults to the service's own temp directory (TMPDIR, else /tmp). --profile
- * runs one more service-only throughput phase under the inspector's CPU profiler and prints the
- * main thread's time per document by stage (bench/support/stage-profile.ts).
+ * (implies --in-process) runs one more service-only throughput phase under the inspector's CPU
+ * profiler and prints the main thread's time per document by stage (bench/support/stage-profile.ts).
+ * The bench's HTTP client is this process in either case; its CPU is printed apart from the service's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,7 +38,9 @@ import { mainThreadProfile, printProfile } from './support/stage-profile.js';
 import { loadConfig } from '../src/config.js';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
-import { convertOverHttp, multipartUpload, startBenchApp, type BenchApp, type ConvertUpload } from './support/convert-client.js';
+import { benchServiceEnv, convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { buildCompiled, issueKey, startService as startServiceProcess } from './support/service.js';
+import { freePort } from '../test/support/global-setup.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
 const ALL_DOCUMENTS = [
@@ -59,6 +66,7 @@ const { values: args } = parseArgs({
     // docx: the three Word documents only (issue 27's DOCX→PDF figure); all: with the xlsx and pptx.
     docs: { type: 'string', default: 'docx' },
     profile: { type: 'string', default: '0' },
+    'in-process': { type: 'boolean', default: false },
     'profile-out': { type: 'string' },
   },
 });
@@ -69,6 +77,7 @@ const SECONDS = Number(args.seconds);
 const LATENCY_ROUNDS = Number(args['latency-rounds']);
 const SIZE = Number(args.size);
 const CONCURRENCY = Number(args.concurrency);
+const IN_PROCESS = args['in-process'] || Number(args.profile) > 0;
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -111,6 +120,7 @@ class BareOffice {
   }
 
   async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return; // e.g. Ctrl-C reached it too
     this.child.stdin!.end();
     await new Promise((resolve) => this.child.once('exit', resolve));
   }
@@ -130,9 +140,35 @@ async function coldConvert(input: string, workDir: string): Promise<number> {
   return performance.now() - t0;
 }
 
-type Service = BenchApp;
+/** The service under test: where to send requests, whose CPU is Node's share (pid), and how to stop it. */
+interface Service {
+  url: string;
+  key: string;
+  pid: number;
+  stop(): Promise<void>;
+}
 
-const startService = (): Promise<Service> => startBenchApp(SIZE);
+/** /metrics is on for the bench's service only (the stage histogram); the token dies with the run. */
+const METRICS_TOKEN = `bench-${randomUUID()}`;
+
+async function startService(): Promise<Service> {
+  if (IN_PROCESS) {
+    // Loaded only here: the client process stays small unless the service runs in it.
+    const { startBenchApp } = await import('./support/bench-app.js');
+    const bench = await startBenchApp(SIZE, { METRICS_TOKEN });
+    return { url: bench.url, key: bench.key, pid: process.pid, stop: () => bench.app.close() };
+  }
+  buildCompiled();
+  const env = { ...benchServiceEnv(SIZE), METRICS_TOKEN, SMTP_URL: '' };
+  const child = await startServiceProcess({ name: 'service', port: await freePort(), env, compiled: true, readyTimeoutMs: 180_000 });
+  try {
+    const key = await issueKey(child, `bench-convert-${process.pid}@example.com`);
+    return { url: child.base, key, pid: child.pid, stop: async () => void (await child.stop()) };
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+}
 
 /**
  * The bench's client shares the 2 cores with the service and LibreOffice, so it is kept as light as
@@ -163,52 +199,64 @@ async function statCpu(file: string): Promise<{ comm: string; ms: number } | und
   return { comm: stat.slice(stat.indexOf('(') + 1, close), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
 }
 
-/** CPU ms summed by name over the stat files of `dir`'s numeric entries (processes or threads). */
-async function cpuByName(dir: string, nameOf: (id: string, comm: string) => string): Promise<Map<string, number>> {
-  const totals = new Map<string, number>();
+type CpuSnapshot = Map<string, { comm: string; ms: number }>;
+
+/** utime + stime and command name of each of `dir`'s numeric entries (processes or threads). */
+async function cpuSnapshot(dir: string): Promise<CpuSnapshot> {
+  const snapshot: CpuSnapshot = new Map();
   for (const id of await readdir(dir)) {
     if (!/^\d+$/.test(id)) continue;
     const cpu = await statCpu(`${dir}/${id}/stat`);
-    if (!cpu) continue;
-    const name = nameOf(id, cpu.comm);
-    totals.set(name, (totals.get(name) ?? 0) + cpu.ms);
+    if (cpu) snapshot.set(id, cpu);
   }
-  return totals;
+  return snapshot;
 }
 
-/** CPU ms per command name over every live process, for the breakdown. */
-const cpuByCommand = () => cpuByName('/proc', (_, comm) => comm);
-
-/** CPU ms per thread of this process (main thread, Piscina workers, V8 helpers, libuv pool). */
-const cpuByThread = () => cpuByName('/proc/self/task', (tid, comm) => (tid === String(process.pid) ? 'main' : `${comm}#${tid}`));
-
-function commandDelta(before: Map<string, number>, after: Map<string, number>, docs: number): string {
-  return [...after]
-    .map(([comm, ms]) => [comm, (ms - (before.get(comm) ?? 0)) / docs] as const)
+/**
+ * CPU ms per document between two snapshots, per process or thread (so that one whose name changed
+ * meanwhile is not counted with its whole lifetime), summed by `nameOf`; the largest first.
+ */
+function cpuDelta(before: CpuSnapshot, after: CpuSnapshot, docs: number, nameOf: (id: string, comm: string) => string): string {
+  const totals = new Map<string, number>();
+  for (const [id, { comm, ms }] of after) {
+    const name = nameOf(id, comm);
+    totals.set(name, (totals.get(name) ?? 0) + ms - (before.get(id)?.ms ?? 0));
+  }
+  return [...totals]
+    .map(([name, ms]) => [name, ms / docs] as const)
     .filter(([, ms]) => ms >= 0.2)
     .sort((a, b) => b[1] - a[1])
-    .map(([comm, ms]) => `${comm} ${fmt(ms, 1)}`)
+    .map(([name, ms]) => `${name} ${fmt(ms, 1)}`)
     .join(', ');
 }
 
-/** CPU ms of this process (the service with its worker threads, and the bench's light client). */
-const processCpuMs = (): number => {
+/** Every process, by command name; a kernel worker by its pool (its name also says the work it is on at the moment). */
+const processes = () => cpuSnapshot('/proc');
+const commandName = (_: string, comm: string) => comm.replace(/^(kworker\/[^-]+)-.*$/, '$1');
+
+/** The threads of the service's Node process (main thread, Piscina workers, V8 helpers, libuv pool). */
+const threadsOf = (pid: number) => cpuSnapshot(`/proc/${pid}/task`);
+const threadName = (pid: number) => (tid: string, comm: string) => (tid === String(pid) ? 'main' : `${comm}#${tid}`);
+
+/** CPU ms of this process: the bench's light client, and the service too when it runs --in-process. */
+const clientCpuMs = (): number => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
 };
 
-/** Sum and count per stage of the service's stage histogram (empty when the service has none). */
+/** CPU ms of the service's Node process (threads that have ended included). */
+const serviceCpuMs = async (service: Service): Promise<number> => (service.pid === process.pid ? clientCpuMs() : (await statCpu(`/proc/${service.pid}/stat`))?.ms ?? NaN);
+
+const STAGE_SERIES = /^docproc_convert_stage_duration_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)$/gm;
+
+/** Sum and count per stage of the service's stage histogram, from its /metrics (empty when it has none). */
 async function stageTotals(service: Service): Promise<Map<string, { sum: number; count: number }>> {
   const totals = new Map<string, { sum: number; count: number }>();
-  const metric = service.app.services.metrics.registry.getSingleMetric('docproc_convert_stage_duration_seconds');
-  if (!metric) return totals;
-  for (const value of (await metric.get()).values as { labels: Record<string, string | number>; value: number; metricName?: string }[]) {
-    const stage = String(value.labels.stage);
-    const entry = totals.get(stage) ?? { sum: 0, count: 0 };
-    if (value.metricName?.endsWith('_sum')) entry.sum = value.value;
-    else if (value.metricName?.endsWith('_count')) entry.count = value.value;
-    else continue;
-    totals.set(stage, entry);
+  const text = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+  for (const [, kind, stage, value] of text.matchAll(STAGE_SERIES)) {
+    const entry = totals.get(stage!) ?? { sum: 0, count: 0 };
+    entry[kind as 'sum' | 'count'] = Number(value);
+    totals.set(stage!, entry);
   }
   return totals;
 }
@@ -222,6 +270,15 @@ async function main(): Promise<void> {
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bench-convert-'));
   const bare: BareOffice[] = [];
   let service: Service | undefined;
+  // The service and the bare processes are children: stopped on Ctrl-C or SIGTERM too, not left running.
+  const stopOnSignal = () => void stopAll().finally(() => process.exit(130));
+  const stopAll = async () => {
+    process.off('SIGINT', stopOnSignal).off('SIGTERM', stopOnSignal);
+    await Promise.all(bare.map((b) => b.stop()));
+    await service?.stop();
+    await rm(workDir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', stopOnSignal).once('SIGTERM', stopOnSignal);
   try {
     const inputs = await Promise.all(docs.map(async (doc, i) => {
       const file = path.join(workDir, `doc-${i}.${DOCUMENTS[i]!.format}`);
@@ -229,7 +286,7 @@ async function main(): Promise<void> {
       return file;
     }));
     console.log(`Documents: ${DOCUMENTS.map((d) => `${path.basename(d.file)} (${d.label})`).join('; ')}`);
-    console.log(`Pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${args.warmup} warm-up requests; temp files in ${os.tmpdir()}; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    console.log(`Service ${IN_PROCESS ? 'in this process (TypeScript through tsx)' : 'compiled (dist/), a process of its own'}; pool ${SIZE} vs ${SIZE} bare processes; concurrency ${CONCURRENCY}; ${args.warmup} warm-up requests; temp files in ${os.tmpdir()}; ${ROUNDS} rounds of ${SECONDS} s; ${LATENCY_ROUNDS} latency samples per document per round; CPUs ${os.cpus().length}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 
     const cold = [];
     for (let i = 0; i < Number(args['cold-docs']); i++) cold.push(await coldConvert(inputs[i % inputs.length]!, workDir));
@@ -252,7 +309,7 @@ async function main(): Promise<void> {
     const bareLatency: number[][] = docs.map(() => []);
     const serviceLatency: number[][] = docs.map(() => []);
     const stageMeans = new Map<string, number[]>();
-    const cpuPerDoc = { bare: [] as number[], service: [] as number[], node: [] as number[] };
+    const cpuPerDoc = { bare: [] as number[], service: [] as number[], node: [] as number[], client: [] as number[] };
     for (let round = 1; round <= ROUNDS; round++) {
       // One at a time, paired: bare (process 0) then the service on the same document, alternating,
       // so a burst of load from elsewhere hits both sides of a pair.
@@ -281,16 +338,16 @@ async function main(): Promise<void> {
 
       // Throughput: SIZE bare processes in parallel, then the service at CONCURRENCY.
       const bareBusyBefore = await machineBusyMs();
-      const bareCommands = await cpuByCommand();
+      const bareCommands = await processes();
       const loops = await Promise.all(bare.map((b) => b.ask<{ docs: number; seconds: number }>({ op: 'loop', seconds: SECONDS })));
       const bareRate = loops.reduce((sum, l) => sum + l.docs / l.seconds, 0);
       const bareDocs = loops.reduce((sum, l) => sum + l.docs, 0);
       cpuPerDoc.bare.push(((await machineBusyMs()) - bareBusyBefore) / bareDocs);
-      const bareBreakdown = commandDelta(bareCommands, await cpuByCommand(), bareDocs);
-      const serviceCommands = await cpuByCommand();
-      const serviceThreads = await cpuByThread();
+      const bareBreakdown = cpuDelta(bareCommands, await processes(), bareDocs, commandName);
+      const serviceCommands = await processes();
+      const serviceThreads = await threadsOf(service.pid);
       const serviceBusyBefore = await machineBusyMs();
-      const nodeBefore = processCpuMs();
+      const [nodeBefore, clientBefore] = [await serviceCpuMs(service), clientCpuMs()];
       let next = 0;
       let done = 0;
       const started = performance.now();
@@ -303,9 +360,10 @@ async function main(): Promise<void> {
       }));
       const serviceRate = done / ((performance.now() - started) / 1000);
       cpuPerDoc.service.push(((await machineBusyMs()) - serviceBusyBefore) / done);
-      cpuPerDoc.node.push((processCpuMs() - nodeBefore) / done);
-      console.log(`  CPU ms per document by command — bare: ${bareBreakdown}; service: ${commandDelta(serviceCommands, await cpuByCommand(), done)}`);
-      console.log(`  CPU ms per document by thread of this process: ${commandDelta(serviceThreads, await cpuByThread(), done)}`);
+      cpuPerDoc.node.push(((await serviceCpuMs(service)) - nodeBefore) / done);
+      cpuPerDoc.client.push((clientCpuMs() - clientBefore) / done);
+      console.log(`  CPU ms per document by command — bare: ${bareBreakdown}; service: ${cpuDelta(serviceCommands, await processes(), done, commandName)}`);
+      console.log(`  CPU ms per document by thread of the service's Node process: ${cpuDelta(serviceThreads, await threadsOf(service.pid), done, threadName(service.pid))}`);
       throughputRatios.push(serviceRate / bareRate);
       console.log(
         `round ${round}: bare ${fmt(bareRate, 2)} docs/s, service ${fmt(serviceRate, 2)} docs/s (ratio ${fmt(serviceRate / bareRate, 2)}); ` +
@@ -321,7 +379,7 @@ async function main(): Promise<void> {
       let mainCpuMs = 0;
       const profile = await mainThreadProfile(async () => {
         // The main thread's CPU over the run only (the profiler's own start and stop are outside it).
-        const mainBefore = (await cpuByThread()).get('main') ?? 0;
+        const mainBefore = (await statCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0;
         const deadline = performance.now() + Number(args.profile) * 1000;
         await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
           while (performance.now() < deadline) {
@@ -329,7 +387,7 @@ async function main(): Promise<void> {
             done++;
           }
         }));
-        mainCpuMs = ((await cpuByThread()).get('main') ?? 0) - mainBefore;
+        mainCpuMs = ((await statCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0) - mainBefore;
       }, args['profile-out']);
       printProfile(profile, done, mainCpuMs);
     }
@@ -344,16 +402,16 @@ async function main(): Promise<void> {
     }
     console.log(
       `\nCPU per document in the throughput runs (median over rounds, whole machine from /proc/stat): bare ${fmt(median(cpuPerDoc.bare), 1)} ms, ` +
-        `service ${fmt(median(cpuPerDoc.service), 1)} ms, of which this Node process (service, workers, bench client) ${fmt(median(cpuPerDoc.node), 1)} ms`,
+        (IN_PROCESS
+          ? `service ${fmt(median(cpuPerDoc.service), 1)} ms, of which this Node process (service, workers, bench client) ${fmt(median(cpuPerDoc.node), 1)} ms`
+          : `service ${fmt(median(cpuPerDoc.service), 1)} ms, of which the service's Node process ${fmt(median(cpuPerDoc.node), 1)} ms and the bench client ${fmt(median(cpuPerDoc.client), 1)} ms`),
     );
     const sorted = [...throughputRatios].sort((a, b) => a - b);
     console.log(`\nRatios (median of ${ROUNDS} rounds; shared, noisy machine: min..max shown):`);
     console.log(`  throughput, concurrency ${CONCURRENCY}, pool ${SIZE} / ${SIZE} bare warm-UNO processes: ${fmt(median(throughputRatios), 2)} (${fmt(sorted[0]!, 2)}..${fmt(sorted.at(-1)!, 2)}; target >= 0.9)`);
     console.log(`  p50 added latency (median of paired differences), ${DOCUMENTS[0]!.label}: ${fmt(median(addedLatency[0]!), 1)} ms (target <= 15 ms)`);
   } finally {
-    await Promise.all(bare.map((b) => b.stop()));
-    await service?.app.close();
-    await rm(workDir, { recursive: true, force: true });
+    await stopAll();
   }
 }
 

@@ -3,7 +3,7 @@
  * it converts the three Word documents of bench/convert-docx.ts at concurrency 4, for this checkout
  * and, with --compare, for other checkouts (e.g. a copy of main), in the same run.
  *
- * Each checkout runs as its own service process (node + tsx, pool of --pool office processes, temp
+ * Each checkout runs as its own service process (node + tsx, or its dist/ with --compiled; pool of --pool office processes, temp
  * files where TMPDIR says, as the service's default); the client is this process, so its CPU is not
  * counted. Every service is warmed up (--warmup requests, as a long-running replica is), then the
  * rounds alternate the services in ABBA order so that load from elsewhere on the shared machine hits
@@ -15,7 +15,10 @@
  * --compare DIR#FLAGS runs that checkout with Node flags before the entry point (e.g.
  * `--compare .#--max-semi-space-size=64`: this checkout with a larger young generation).
  *
- *   npx tsx bench/convert-node-cpu.ts [--compare DIR[#FLAGS]]... [--rounds 8] [--requests 120] [--concurrency 4]
+ * --compiled runs every checkout from tsc's output (dist/, built first) as `npm start` does, instead of
+ * its sources through tsx.
+ *
+ *   npx tsx bench/convert-node-cpu.ts [--compare DIR[#FLAGS]]... [--compiled] [--rounds 8] [--requests 120] [--concurrency 4]
  *                                     [--pool 2] [--warmup 600] [--redis redis://localhost:6379]
  *
  * --redis runs the services on that Redis (the production store: key lookup, rate-limit hit and
@@ -28,7 +31,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { freePort } from '../test/support/global-setup.js';
-import { projectRoot, startService, type ServiceProcess } from './support/service.js';
+import { buildCompiled, issueKey, projectRoot, startService, type ServiceProcess } from './support/service.js';
 import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 
 const { values: args } = parseArgs({
@@ -40,6 +43,7 @@ const { values: args } = parseArgs({
     pool: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '600' },
     redis: { type: 'string', default: '' },
+    compiled: { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -85,16 +89,9 @@ async function run(target: Target, requests: number): Promise<void> {
 async function start(label: string, root: string, nodeArgs: string[]): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'docproc-node-cpu-'));
   const env = { DATA_DIR: dataDir, REDIS_URL: args.redis, SMTP_URL: '', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '10000', OFFICE_POOL_SIZE: args.pool, WORKER_THREADS: '1' };
-  const service = await startService({ name: label, port: await freePort(), env, root, nodeArgs, readyTimeoutMs: 180_000 });
-  const email = `node-cpu-${process.pid}-${label.replace(/\W/g, '')}@example.com`;
-  await fetch(`${service.base}/v1/auth/register?email=${email}`).then((r) => r.arrayBuffer());
-  let code: string | undefined;
-  for (let i = 0; i < 50 && !code; i++) {
-    code = /code is (\d{6})/.exec(service.log())?.[1];
-    if (!code) await new Promise((r) => setTimeout(r, 100));
-  }
-  if (!code) throw new Error(`${label}: no verification code in the service log`);
-  const key = (await fetch(`${service.base}/v1/auth/verify?email=${email}&code=${code}`).then((r) => r.json())) as string;
+  if (args.compiled) buildCompiled(root);
+  const service = await startService({ name: label, port: await freePort(), env, root, nodeArgs, compiled: args.compiled, readyTimeoutMs: 180_000 });
+  const key = await issueKey(service, `node-cpu-${process.pid}-${label.replace(/\W/g, '')}@example.com`);
   return { label, service, key, dataDir };
 }
 

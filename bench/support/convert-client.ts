@@ -1,35 +1,19 @@
 import http from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import { generateApiKey, hashApiKey } from '../../src/accounts/api-keys.js';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 
 /**
  * The DOCX→PDF benches' client: each document's multipart body built once, sent with node:http over
  * keep-alive sockets (fetch + FormData cost the client more CPU per request than the service's own
- * HTTP, on the same 2 cores).
+ * HTTP, on the same 2 cores). It imports nothing of the service: a client process that loaded the
+ * app's modules (bench-app.ts) had a heap many times larger for its collector to trace, and spent
+ * ~2 ms of CPU per request on the cores the service and LibreOffice share.
  */
-/** The service in this process (buildApp, HTTP on 127.0.0.1, a free port) and a key for it. */
-export interface BenchApp {
-  app: FastifyInstance;
-  url: string;
-  key: string;
-}
 
 /**
- * Starts the service in this process as the DOCX→PDF benches run it: warnings only, no rate or
- * concurrency limit in the way, one worker thread, `officePoolSize` office processes; `env` adds to
- * or overrides process.env (e.g. BACKGROUND_NICE).
+ * The settings the DOCX→PDF benches run the service with, in this process or as a process of its
+ * own: warnings only, no rate or concurrency limit in the way, one worker thread.
  */
-export async function startBenchApp(officePoolSize: number, env: Record<string, string> = {}): Promise<BenchApp> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(officePoolSize), WORKER_THREADS: '1', PORT: '0', ...env });
-  const app = await buildApp(config);
-  const key = generateApiKey();
-  await app.services.store.putApiKey(hashApiKey(key, config.pepper), { email: 'bench@example.com', createdAt: new Date().toISOString() });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return { app, url: `http://127.0.0.1:${address.port}`, key };
+export function benchServiceEnv(officePoolSize: number): Record<string, string> {
+  return { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '1000', OFFICE_POOL_SIZE: String(officePoolSize), WORKER_THREADS: '1' };
 }
 
 export interface ConvertUpload {
@@ -44,9 +28,12 @@ export function multipartUpload(doc: Buffer, format = 'docx'): ConvertUpload {
   return { body: Buffer.concat([head, doc, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}`, format };
 }
 
-/** POST /v1/convert?from=…&to=pdf; rejects unless the answer is 200 with a PDF (`label` names the service in the error). */
+/**
+ * POST /v1/convert?from=…&to=pdf; rejects unless the answer is 200 with a PDF (`label` names the
+ * service in the error). A PDF's bytes are counted, not kept: only its first bytes are looked at.
+ */
 export async function convertOverHttp(baseUrl: string, key: string, upload: ConvertUpload, agent: http.Agent, label?: string): Promise<void> {
-  const { status, body } = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+  const { status, head } = await new Promise<{ status: number; head: Buffer }>((resolve, reject) => {
     const request = http.request(`${baseUrl}/v1/convert?from=${upload.format}&to=pdf`, {
       method: 'POST',
       agent,
@@ -54,12 +41,15 @@ export async function convertOverHttp(baseUrl: string, key: string, upload: Conv
     });
     request.once('error', reject);
     request.once('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // The start of the body: the PDF's magic, or an error's text (kept whole up to 200 bytes).
+      let head = Buffer.alloc(0);
+      response.on('data', (chunk: Buffer) => {
+        if (head.length < 200) head = Buffer.concat([head, chunk.subarray(0, 200 - head.length)]);
+      });
       response.once('error', reject);
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, head }));
     });
     request.end(upload.body);
   });
-  if (status !== 200 || body.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`${label ? `${label}: ` : ''}HTTP ${status}: ${body.subarray(0, 200).toString()}`);
+  if (status !== 200 || head.subarray(0, 5).toString('latin1') !== '%PDF-') throw new Error(`${label ? `${label}: ` : ''}HTTP ${status}: ${head.toString()}`);
 }

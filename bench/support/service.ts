@@ -1,11 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * Runs the real service as a child process (`node --import tsx src/server.ts`, one process, so
- * its pid is the server's and SIGTERM reaches it directly) and samples its memory from /proc.
- * Shared by bench/load.ts and the platform integration tests.
+ * Runs the real service as a child process (`node --import tsx src/server.ts`, or with `compiled`
+ * tsc's `dist/src/server.js` as `npm start` runs it; one process, so its pid is the server's and
+ * SIGTERM reaches it directly) and samples its memory from /proc. Shared by the benches and the
+ * platform integration tests.
  */
 export const projectRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -32,12 +33,24 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** The checkout to run (default: this one), e.g. a copy of main for a paired before/after bench. */
   root?: string;
+  /**
+   * Run tsc's output (`dist/src/server.js`, built by buildCompiled) as production does, instead of
+   * the TypeScript sources through tsx (its loader thread, source maps and the workers' own tsx
+   * cost CPU per request that a deployed replica does not pay).
+   */
+  compiled?: boolean;
+}
+
+/** Compiles `root` (default: this checkout) with its own tsc into its dist/, as `npm start` does before it runs the service. */
+export function buildCompiled(root = projectRoot): void {
+  execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startService(options: StartOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/server.ts'], {
+  const entry = options.compiled ? ['dist/src/server.js'] : ['--import', 'tsx', 'src/server.ts'];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
     cwd: options.root ?? projectRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: String(options.port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -83,6 +96,21 @@ export async function startService(options: StartOptions): Promise<ServiceProces
   }
   await service.stop(2000);
   throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 90_000} ms:\n${log.slice(-4000)}`);
+}
+
+/**
+ * An API key of a running service, through its own account routes: register, the code from the
+ * development outbox in its log (SMTP_URL unset), verify.
+ */
+export async function issueKey(service: ServiceProcess, email: string): Promise<string> {
+  await fetch(`${service.base}/v1/auth/register?email=${encodeURIComponent(email)}`).then((r) => r.arrayBuffer());
+  let code: string | undefined;
+  for (let i = 0; i < 50 && !code; i++) {
+    code = /code is (\d{6})/.exec(service.log())?.[1];
+    if (!code) await sleep(100);
+  }
+  if (!code) throw new Error(`${service.name}: no verification code in the service log`);
+  return (await fetch(`${service.base}/v1/auth/verify?email=${encodeURIComponent(email)}&code=${code}`).then((r) => r.json())) as string;
 }
 
 interface ProcInfo {
