@@ -3,14 +3,15 @@
  * it converts the three Word documents of bench/convert-docx.ts at concurrency 4, for this checkout
  * and, with --compare, for other checkouts (e.g. a copy of main), in the same run.
  *
- * Each checkout runs as its own service process (node + tsx, or its dist/ with --compiled; pool of --pool office processes, temp
- * files where TMPDIR says, as the service's default); the client is this process, so its CPU is not
- * counted. Every service is warmed up (--warmup requests, as a long-running replica is), then the
- * rounds alternate the services in ABBA order so that load from elsewhere on the shared machine hits
- * both alike. Per round and service: utime+stime of the whole Node process (/proc/PID/stat, which
- * keeps the time of threads that ended) per request, and of its main thread alone (schedstat, ns).
- * Printed: the medians over rounds, and the median of the paired per-round differences to the
- * first service. LibreOffice's processes are children and are not counted: this is Node's share.
+ * Each checkout runs as its own service process (node + tsx, or its dist/ with --compiled; pool of
+ * --pool office processes, temp files where TMPDIR says, as the service's default); the client is
+ * this process, so its CPU is not counted. Every service is warmed up (--warmup requests, as a
+ * long-running replica is), then the rounds alternate the services in ABBA order so that load from
+ * elsewhere on the shared machine hits both alike. Per round and service: utime+stime of the whole
+ * Node process (/proc/PID/stat, which keeps the time of threads that ended) per request, and of its
+ * main thread alone (schedstat, ns). Printed: the medians over rounds, and the median of the paired
+ * per-round differences to the first service. LibreOffice's processes are children and are not
+ * counted: this is Node's share.
  *
  * --compare DIR#FLAGS runs that checkout with Node flags before the entry point (e.g.
  * `--compare .#--max-semi-space-size=64`: this checkout with a larger young generation).
