@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { CORPUS_DIR } from '../test/support/corpus.js';
 import { freePort } from '../test/support/global-setup.js';
 import { buildCompiled, issueKey, projectRoot, startService, type ServiceProcess } from './support/service.js';
-import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { benchServiceEnv, convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -89,7 +89,7 @@ async function run(target: Target, requests: number): Promise<void> {
 
 async function start(label: string, root: string, nodeArgs: string[]): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'docproc-node-cpu-'));
-  const env = { DATA_DIR: dataDir, REDIS_URL: args.redis, SMTP_URL: '', RATE_LIMIT_MAX: '1000000', CONCURRENCY_PER_KEY: '10000', OFFICE_POOL_SIZE: args.pool, WORKER_THREADS: '1' };
+  const env = { ...benchServiceEnv(Number(args.pool)), DATA_DIR: dataDir, REDIS_URL: args.redis!, SMTP_URL: '' };
   if (args.compiled) buildCompiled(root);
   const service = await startService({ name: label, port: await freePort(), env, root, nodeArgs, compiled: args.compiled, readyTimeoutMs: 180_000 });
   const key = await issueKey(service, `node-cpu-${process.pid}-${label.replace(/\W/g, '')}@example.com`);

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, convertRequest, DEFAULT_WEIGHTS, loadFixtures, OPERATIONS, percentile, pick, send, signedPdfFrom, type Operation, type Outcome, type Weights } from './support/mix.js';
-import { mb, processTreeMemory, startService, type ServiceProcess } from './support/service.js';
+import { issueKey, mb, processTreeMemory, startService, type ServiceProcess } from './support/service.js';
 
 const { values } = parseArgs({
   options: {
@@ -80,15 +80,7 @@ async function startOwnService(): Promise<Target> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const email = 'load@example.com';
-    await fetch(`${service.base}/v1/auth/register?email=${email}`).then((r) => r.arrayBuffer());
-    let code: string | undefined;
-    for (let i = 0; i < 50 && !code; i++) {
-      code = /code is (\d{6})/.exec(service.log())?.[1];
-      if (!code) await new Promise((r) => setTimeout(r, 100));
-    }
-    if (!code) throw new Error('no verification code in the service log');
-    const key = (await fetch(`${service.base}/v1/auth/verify?email=${email}&code=${code}`).then((r) => r.json())) as string;
+    const key = await issueKey(service, 'load@example.com');
     return { base: service.base, key, pid: service.pid, service, cleanup };
   } catch (err) {
     await cleanup();
