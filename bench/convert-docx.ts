@@ -40,6 +40,7 @@ import { CORPUS_DIR } from '../test/support/corpus.js';
 import { nicePrefix } from '../src/compute/background-priority.js';
 import { benchServiceEnv, convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
 import { buildCompiled, issueKey, startService as startServiceProcess } from './support/service.js';
+import { statCpu, USER_HZ } from './support/proc-cpu.js';
 import { freePort } from '../test/support/global-setup.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../test/fixtures/formats');
@@ -183,21 +184,11 @@ const convertViaHttp = (service: Service, upload: ConvertUpload) => convertOverH
 async function machineBusyMs(): Promise<number> {
   const [, ...fields] = (await readFile('/proc/stat', 'latin1')).split('\n', 1)[0]!.trim().split(/\s+/);
   const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
-  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / 100; // USER_HZ is 100 on Linux
+  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / USER_HZ;
 }
 
 /** utime + stime of one /proc/…/stat file in ms, with its command name; undefined when it is gone. */
-async function statCpu(file: string): Promise<{ comm: string; ms: number } | undefined> {
-  let stat: string;
-  try {
-    stat = await readFile(file, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const close = stat.lastIndexOf(')');
-  const fields = stat.slice(close + 2).split(' ');
-  return { comm: stat.slice(stat.indexOf('(') + 1, close), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
-}
+const statFileCpu = (file: string): Promise<{ comm: string; ms: number } | undefined> => readFile(file, 'latin1').then(statCpu, () => undefined);
 
 type CpuSnapshot = Map<string, { comm: string; ms: number }>;
 
@@ -206,7 +197,7 @@ async function cpuSnapshot(dir: string): Promise<CpuSnapshot> {
   const snapshot: CpuSnapshot = new Map();
   for (const id of await readdir(dir)) {
     if (!/^\d+$/.test(id)) continue;
-    const cpu = await statCpu(`${dir}/${id}/stat`);
+    const cpu = await statFileCpu(`${dir}/${id}/stat`);
     if (cpu) snapshot.set(id, cpu);
   }
   return snapshot;
@@ -245,7 +236,7 @@ const clientCpuMs = (): number => {
 };
 
 /** CPU ms of the service's Node process (threads that have ended included). */
-const serviceCpuMs = async (service: Service): Promise<number> => (service.pid === process.pid ? clientCpuMs() : (await statCpu(`/proc/${service.pid}/stat`))?.ms ?? NaN);
+const serviceCpuMs = async (service: Service): Promise<number> => (service.pid === process.pid ? clientCpuMs() : (await statFileCpu(`/proc/${service.pid}/stat`))?.ms ?? NaN);
 
 const STAGE_SERIES = /^docproc_convert_stage_duration_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)$/gm;
 
@@ -379,7 +370,7 @@ async function main(): Promise<void> {
       let mainCpuMs = 0;
       const profile = await mainThreadProfile(async () => {
         // The main thread's CPU over the run only (the profiler's own start and stop are outside it).
-        const mainBefore = (await statCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0;
+        const mainBefore = (await statFileCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0;
         const deadline = performance.now() + Number(args.profile) * 1000;
         await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
           while (performance.now() < deadline) {
@@ -387,7 +378,7 @@ async function main(): Promise<void> {
             done++;
           }
         }));
-        mainCpuMs = ((await statCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0) - mainBefore;
+        mainCpuMs = ((await statFileCpu(`/proc/${process.pid}/task/${process.pid}/stat`))?.ms ?? 0) - mainBefore;
       }, args['profile-out']);
       printProfile(profile, done, mainCpuMs);
     }

@@ -34,6 +34,7 @@ import { CORPUS_DIR } from '../test/support/corpus.js';
 import { freePort } from '../test/support/global-setup.js';
 import { buildCompiled, issueKey, projectRoot, startService, type ServiceProcess } from './support/service.js';
 import { benchServiceEnv, convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { statCpu } from './support/proc-cpu.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,14 +58,8 @@ const median = (values: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-const USER_HZ = 100;
-
 /** utime+stime (ms) of the whole process, threads that have ended included. */
-function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
-}
+const processCpuMs = (pid: number): number => statCpu(readFileSync(`/proc/${pid}/stat`, 'latin1')).ms;
 /** Time on a CPU (ms) of the process's main thread. */
 const mainThreadCpuMs = (pid: number) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
 

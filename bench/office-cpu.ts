@@ -55,6 +55,7 @@ import type { FastifyInstance } from 'fastify';
 import { nicePrefix } from '../src/compute/background-priority.js';
 import { startBenchApp } from './support/bench-app.js';
 import { convertOverHttp, multipartUpload, type ConvertUpload } from './support/convert-client.js';
+import { statCpu } from './support/proc-cpu.js';
 import { bubblewrapArgs, JAIL_BRIDGE_PATH, JAIL_JOBS_DIR, JAIL_WORK_DIR } from '../src/office/jail.js';
 import { processGroupMembers } from '../src/office/memory-watch.js';
 import { OfficePool } from '../src/office/office-pool.js';
@@ -217,9 +218,7 @@ function officeCpuMs(pgids: number[]): number {
     for (const pid of processGroupMembers(pgid)) {
       try {
         if (readFileSync(`/proc/${pid}/comm`, 'latin1').trim() !== 'soffice.bin') continue;
-        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+        total += statCpu(readFileSync(`/proc/${pid}/stat`, 'latin1')).ms;
       } catch {
         // gone meanwhile
       }
